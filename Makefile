@@ -11,24 +11,59 @@ ifeq ($(origin CODON), undefined)
 CODON       := $(VENV)/bin/codon
 CODON_DEP   := $(CODON)
 endif
-CODON_FLAGS := -release
+CODON_FLAGS := -release -l mvec
 
 CODON_SRC   := $(wildcard *.codon)
 
-.PHONY: all build run test clean
+# The ports (ports/<lang>/autograd.<ext>), each with its language's usual release flags, stated once.
+# -ffp-contract=off: -march=native would otherwise fuse a*b + c into FMAs and change last digits.
+# -fno-math-errno -fno-trapping-math: lets gcc call glibc's vector exp/log1p (libmvec) in v3/v4.
+CC          ?= cc
+C_FLAGS     := -O3 -march=native -ffp-contract=off -fno-math-errno -fno-trapping-math -fopenmp
+C_LIBS      := -lmvec -lm
+RUSTC       ?= rustc
+RUST_FLAGS  := -C opt-level=3 -C target-cpu=native
+ZIG_WHEEL   := ziglang==0.17.1
+ZIG         := $(VENV)/bin/python -m ziglang
+ZIG_FLAGS   := -O ReleaseFast -mcpu=native
+
+.PHONY: all build ports run test clean
 all: build
 
-build: $(BUILD)/autograd
+build: $(BUILD)/autograd ports
+
+ports: $(BUILD)/autograd-c $(BUILD)/autograd-zig $(BUILD)/autograd-rust
 
 run: $(BUILD)/autograd
 	$(BUILD)/autograd
 
-test: $(BUILD)/autograd $(VENV)/.test-deps
+test: build $(VENV)/.test-deps
 	$(VENV)/bin/python -m pytest -q tests
 
 $(BUILD)/autograd: $(CODON_SRC) $(CODON_DEP)
 	@mkdir -p $(BUILD)
 	$(CODON) build $(CODON_FLAGS) -o $@ autograd.codon
+
+# A port whose compiler is missing is skipped with a line, never failing the build (its tests skip too).
+$(BUILD)/autograd-c: ports/c/autograd.c
+	@mkdir -p $(BUILD)
+	@if command -v $(CC) >/dev/null 2>&1; then \
+	  echo "$(CC) $(C_FLAGS) -o $@ $< $(C_LIBS)"; $(CC) $(C_FLAGS) -o $@ $< $(C_LIBS); \
+	else echo "skip: C port ($(CC) not found)"; fi
+
+$(BUILD)/autograd-rust: ports/rust/autograd.rs
+	@mkdir -p $(BUILD)
+	@if command -v $(RUSTC) >/dev/null 2>&1; then \
+	  echo "$(RUSTC) $(RUST_FLAGS) -o $@ $<"; $(RUSTC) $(RUST_FLAGS) -o $@ $<; \
+	else echo "skip: Rust port ($(RUSTC) not found)"; fi
+
+$(BUILD)/autograd-zig: ports/zig/autograd.zig $(VENV)/.zig
+	@mkdir -p $(BUILD)
+	$(ZIG) build-exe $(ZIG_FLAGS) -femit-bin=$@ $<
+
+$(VENV)/.zig: | $(VENV)/bin/python
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check $(ZIG_WHEEL)
+	touch $@
 
 # The venv, then the Codon wheel, linked as .venv/bin/codon (its binary finds its own lib/ through the link).
 $(VENV)/bin/python:

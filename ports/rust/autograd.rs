@@ -1,0 +1,1293 @@
+// autograd: millions of forward/backward passes of f(x, y) = softplus((x + y) * x)
+// through a reverse-mode autograd, level by level (docs/contract.md). The Rust port of
+// the Codon program: one file, std only, laid out in the order of the Codon modules
+// (rng, ops, graph, naive, pool, tape, fused, the batched levels, cli, report, main)
+// so that the two can be read side by side.
+//
+// Build: rustc -C opt-level=3 -C target-cpu=native -o build/autograd-rust ports/rust/autograd.rs
+// (Linux, x86-64; v3/v4/fused-simd call glibc's libmvec when AVX2 is enabled).
+// Rust never contracts a*b + c into an FMA nor reassociates floats, so the scalar
+// levels keep the contract's order exactly without any flag.
+
+use std::cell::Cell;
+use std::io::{self, Write};
+use std::ops::Add;
+use std::time::Instant;
+
+// ---------------------------------------------------------------- rng
+// The input stream of contract §1: counter-based splitmix64, written out by hand so
+// that every language draws the same numbers (never a standard-library RNG).
+
+const GAMMA: u64 = 0x9E3779B97F4A7C15;
+const MIX1: u64 = 0xBF58476D1CE4E5B9;
+const MIX2: u64 = 0x94D049BB133111EB;
+const UNIT: f64 = 1.0 / 9007199254740992.0; // 2^-53
+
+/// The splitmix64 finalizer: a bijective scramble of one 64-bit word.
+#[inline]
+fn splitmix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(MIX1);
+    z = (z ^ (z >> 27)).wrapping_mul(MIX2);
+    z ^ (z >> 31)
+}
+
+/// The k-th output (k >= 1) of the splitmix64 stream seeded with `seed`.
+#[inline]
+fn draw(seed: u64, k: u64) -> u64 {
+    splitmix64(seed.wrapping_add(k.wrapping_mul(GAMMA)))
+}
+
+/// The top 53 bits of z as a float in [0, 1).
+#[inline]
+fn unit(z: u64) -> f64 {
+    // Below 2^53, so the signed conversion is exact (and cheaper than u64 -> f64).
+    ((z >> 11) as i64) as f64 * UNIT
+}
+
+/// Sample i: (x_i, y_i), both in [-1, 1).
+#[inline]
+fn sample(seed: u64, i: u64) -> (f64, f64) {
+    let x = 2.0 * unit(draw(seed, 2 * i + 1)) - 1.0;
+    let y = 2.0 * unit(draw(seed, 2 * i + 2)) - 1.0;
+    (x, y)
+}
+
+// ---------------------------------------------------------------- ops
+// The scalar math of contract §2, shared by every level and baseline, so that the
+// levels differ only in how they organise the graph, never in the arithmetic.
+
+/// The checksums of a run: plain sums over the samples, in index order.
+#[derive(Clone, Copy, Debug)]
+struct Sums {
+    f: f64,
+    dx: f64,
+    dy: f64,
+}
+
+impl Add for Sums {
+    type Output = Sums;
+    fn add(self, o: Sums) -> Sums {
+        Sums { f: self.f + o.f, dx: self.dx + o.dx, dy: self.dy + o.dy }
+    }
+}
+
+// Both softplus and its derivative need e = exp(-|p|) (never exp(+|p|), which could
+// overflow). The *_e forms take e ready-made, so that a caller computing both shares
+// one exp; the results are bit for bit those of the contract's formulas.
+
+#[inline]
+fn exp_neg_abs(p: f64) -> f64 {
+    (-p.abs()).exp()
+}
+
+/// log(1 + exp(p)) = p + log1p(exp(-p)) for p > 0, else log1p(exp(p)).
+#[inline]
+fn softplus_e(p: f64, e: f64) -> f64 {
+    if p > 0.0 { p + e.ln_1p() } else { e.ln_1p() }
+}
+
+/// d softplus / dp = 1 / (1 + exp(-p)) for p >= 0, else exp(p) / (1 + exp(p)).
+#[inline]
+fn sigmoid_e(p: f64, e: f64) -> f64 {
+    if p >= 0.0 { 1.0 / (1.0 + e) } else { e / (1.0 + e) }
+}
+
+#[inline]
+fn softplus(p: f64) -> f64 {
+    softplus_e(p, exp_neg_abs(p))
+}
+
+#[inline]
+fn sigmoid(p: f64) -> f64 {
+    sigmoid_e(p, exp_neg_abs(p))
+}
+
+// ---------------------------------------------------------------- graph
+// The pointer-linked graph of levels v0 and v1, the seed's first design: each node
+// knows its inputs, computes its value when asked (recomputing its whole subgraph
+// every time), and pushes gradients to its inputs by recursion.
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Kind {
+    Leaf,
+    Sum,
+    Prod,
+    Softplus,
+}
+
+/// A graph node. Links are plain references: x feeds both s and p, so a node has
+/// several readers, and every field is a Cell so that backward (and the v1 pool's
+/// relinking) can write through those shared references.
+struct Node<'a> {
+    kind: Cell<Kind>,
+    leaf_val: Cell<f64>, // the value of a LEAF; unused by the other kinds
+    grad: Cell<f64>,
+    a: Cell<Option<&'a Node<'a>>>, // inputs: none for a LEAF, `a` only for SOFTPLUS
+    b: Cell<Option<&'a Node<'a>>>,
+}
+
+impl<'a> Node<'a> {
+    fn new(kind: Kind, leaf_val: f64, a: Option<&'a Node<'a>>, b: Option<&'a Node<'a>>) -> Node<'a> {
+        let node = Node {
+            kind: Cell::new(Kind::Leaf),
+            leaf_val: Cell::new(0.0),
+            grad: Cell::new(0.0),
+            a: Cell::new(None),
+            b: Cell::new(None),
+        };
+        node.set(kind, leaf_val, a, b);
+        node
+    }
+
+    /// (Re)make this node: used by the constructor and by the v1 pool.
+    fn set(&self, kind: Kind, leaf_val: f64, a: Option<&'a Node<'a>>, b: Option<&'a Node<'a>>) {
+        self.kind.set(kind);
+        self.leaf_val.set(leaf_val);
+        self.grad.set(0.0);
+        self.a.set(a);
+        self.b.set(b);
+    }
+
+    /// The node's value, recomputed from the leaves on every call.
+    fn value(&self) -> f64 {
+        // An op node always has its inputs; matching on them avoids any unwrap.
+        match (self.kind.get(), self.a.get(), self.b.get()) {
+            (Kind::Sum, Some(a), Some(b)) => a.value() + b.value(),
+            (Kind::Prod, Some(a), Some(b)) => a.value() * b.value(),
+            (Kind::Softplus, Some(a), _) => softplus(a.value()),
+            _ => self.leaf_val.get(),
+        }
+    }
+
+    /// Add g to this node's grad and recurse into its inputs (chain rule).
+    fn backward(&self, g: f64) {
+        self.grad.set(self.grad.get() + g);
+        match (self.kind.get(), self.a.get(), self.b.get()) {
+            (Kind::Sum, Some(a), Some(b)) => {
+                a.backward(g);
+                b.backward(g);
+            }
+            (Kind::Prod, Some(a), Some(b)) => {
+                a.backward(b.value() * g);
+                b.backward(a.value() * g);
+            }
+            (Kind::Softplus, Some(a), _) => a.backward(sigmoid(a.value()) * g),
+            _ => {}
+        }
+    }
+}
+
+// ---------------------------------------------------------------- naive (v0)
+// Level v0 (naive): fresh heap nodes every iteration (Box: malloc and free), linked by
+// references; values are recomputed on demand and backward recurses through the graph.
+
+fn run_v0(seed: u64, n: u64) -> Sums {
+    let (mut sum_f, mut sum_dx, mut sum_dy) = (0.0, 0.0, 0.0);
+    for i in 0..n {
+        let (xv, yv) = sample(seed, i);
+        let x = Box::new(Node::new(Kind::Leaf, xv, None, None));
+        let y = Box::new(Node::new(Kind::Leaf, yv, None, None));
+        let s = Box::new(Node::new(Kind::Sum, 0.0, Some(&*x), Some(&*y)));
+        let p = Box::new(Node::new(Kind::Prod, 0.0, Some(&*s), Some(&*x)));
+        let f = Box::new(Node::new(Kind::Softplus, 0.0, Some(&*p), None));
+        f.backward(1.0);
+        sum_f += f.value();
+        sum_dx += x.grad.get();
+        sum_dy += y.grad.get();
+    } // the five boxes are freed here, every iteration
+    Sums { f: sum_f, dx: sum_dx, dy: sum_dy }
+}
+
+// ---------------------------------------------------------------- pool (v1)
+// Level v1 (pool): the v0 graph, but its nodes come from a fixed pool allocated once
+// and relinked every iteration, so the loop allocates nothing. Values are still
+// recomputed on demand (the seed's v1).
+
+const POOL_SIZE: usize = 5; // x, y, s, p, f
+
+/// The pool borrows its nodes rather than owning them: nodes that link to each other
+/// by reference must live in storage that outlives the pool (Rust has no
+/// self-referential owners without unsafe code).
+struct Pool<'a> {
+    nodes: &'a [Node<'a>],
+    used: usize,
+}
+
+impl<'a> Pool<'a> {
+    fn new(nodes: &'a [Node<'a>]) -> Pool<'a> {
+        Pool { nodes, used: 0 }
+    }
+
+    fn reset(&mut self) {
+        self.used = 0;
+    }
+
+    /// The next free node, remade as (kind, leaf_val, a, b).
+    fn take(&mut self, kind: Kind, leaf_val: f64, a: Option<&'a Node<'a>>, b: Option<&'a Node<'a>>) -> &'a Node<'a> {
+        let node = &self.nodes[self.used];
+        self.used += 1;
+        node.set(kind, leaf_val, a, b);
+        node
+    }
+}
+
+fn run_v1(seed: u64, n: u64) -> Sums {
+    let storage: Vec<Node> = (0..POOL_SIZE).map(|_| Node::new(Kind::Leaf, 0.0, None, None)).collect();
+    let mut pool = Pool::new(&storage);
+    let (mut sum_f, mut sum_dx, mut sum_dy) = (0.0, 0.0, 0.0);
+    for i in 0..n {
+        let (xv, yv) = sample(seed, i);
+        pool.reset();
+        let x = pool.take(Kind::Leaf, xv, None, None);
+        let y = pool.take(Kind::Leaf, yv, None, None);
+        let s = pool.take(Kind::Sum, 0.0, Some(x), Some(y));
+        let p = pool.take(Kind::Prod, 0.0, Some(s), Some(x));
+        let f = pool.take(Kind::Softplus, 0.0, Some(p), None);
+        f.backward(1.0);
+        sum_f += f.value();
+        sum_dx += x.grad.get();
+        sum_dy += y.grad.get();
+    }
+    Sums { f: sum_f, dx: sum_dx, dy: sum_dy }
+}
+
+// ---------------------------------------------------------------- tape (v2)
+// Level v2 (tape), the seed's NaiveTape: contiguous fixed-size arrays of vars
+// {val, grad} and ops {kind, input ids, output id}, addressed by index. Each op
+// computes its result once when pushed; backward walks the ops in reverse.
+
+const MAX_VARS: usize = 6; // x, y, s, p, exp(-|p|), f
+const MAX_OPS: usize = 3; // SUM, PROD, SOFTPLUS
+
+#[derive(Clone, Copy)]
+struct Var {
+    val: f64,
+    grad: f64,
+}
+
+#[derive(Clone, Copy)]
+struct Op {
+    kind: Kind,
+    a: usize, // input ids; SOFTPLUS's b is the var that saves exp(-|a|)
+    b: usize,
+    out: usize, // output id
+}
+
+const NO_OP: Op = Op { kind: Kind::Leaf, a: 0, b: 0, out: 0 };
+
+struct Tape {
+    vars: Box<[Var; MAX_VARS]>,
+    ops: Box<[Op; MAX_OPS]>,
+    n_vars: usize,
+    n_ops: usize,
+}
+
+impl Tape {
+    fn new() -> Tape {
+        Tape {
+            vars: Box::new([Var { val: 0.0, grad: 0.0 }; MAX_VARS]),
+            ops: Box::new([NO_OP; MAX_OPS]),
+            n_vars: 0,
+            n_ops: 0,
+        }
+    }
+
+    fn reset(&mut self) {
+        self.n_vars = 0;
+        self.n_ops = 0;
+    }
+
+    fn val(&self, i: usize) -> f64 {
+        self.vars[i].val
+    }
+
+    fn grad(&self, i: usize) -> f64 {
+        self.vars[i].grad
+    }
+
+    fn add_grad(&mut self, i: usize, g: f64) {
+        self.vars[i].grad += g;
+    }
+
+    /// A new input var; returns its id.
+    fn leaf(&mut self, val: f64) -> usize {
+        self.vars[self.n_vars] = Var { val, grad: 0.0 };
+        self.n_vars += 1;
+        self.n_vars - 1
+    }
+
+    /// Record op `kind` on inputs a, b with result `val`; returns the result's id.
+    fn push(&mut self, kind: Kind, a: usize, b: usize, val: f64) -> usize {
+        let out = self.leaf(val);
+        self.ops[self.n_ops] = Op { kind, a, b, out };
+        self.n_ops += 1;
+        out
+    }
+
+    fn push_sum(&mut self, a: usize, b: usize) -> usize {
+        let val = self.val(a) + self.val(b);
+        self.push(Kind::Sum, a, b, val)
+    }
+
+    fn push_prod(&mut self, a: usize, b: usize) -> usize {
+        let val = self.val(a) * self.val(b);
+        self.push(Kind::Prod, a, b, val)
+    }
+
+    fn push_softplus(&mut self, a: usize) -> usize {
+        // exp(-|p|) is saved in a var of its own, so that backward reuses it (each
+        // result computed once); the op names it as its second input.
+        let p = self.val(a);
+        let e = self.leaf(exp_neg_abs(p));
+        let val = softplus_e(p, self.val(e));
+        self.push(Kind::Softplus, a, e, val)
+    }
+
+    /// Reverse sweep: every grad from 0, grad(out) = 1, then each op's local rule.
+    #[inline]
+    fn backward(&mut self, out: usize) {
+        for i in 0..self.n_vars {
+            self.vars[i].grad = 0.0;
+        }
+        self.add_grad(out, 1.0);
+        for k in (0..self.n_ops).rev() {
+            let op = self.ops[k];
+            let g = self.grad(op.out);
+            match op.kind {
+                Kind::Sum => {
+                    self.add_grad(op.a, g);
+                    self.add_grad(op.b, g);
+                }
+                Kind::Prod => {
+                    let (va, vb) = (self.val(op.a), self.val(op.b));
+                    self.add_grad(op.a, vb * g);
+                    self.add_grad(op.b, va * g);
+                }
+                _ => {
+                    // SOFTPLUS
+                    let s = sigmoid_e(self.val(op.a), self.val(op.b));
+                    self.add_grad(op.a, s * g);
+                }
+            }
+        }
+    }
+}
+
+/// One forward pass of f(x, y) = softplus((x + y) * x); returns the ids of x, y, f.
+#[inline]
+fn record(tape: &mut Tape, xv: f64, yv: f64) -> (usize, usize, usize) {
+    tape.reset();
+    let x = tape.leaf(xv);
+    let y = tape.leaf(yv);
+    let s = tape.push_sum(x, y);
+    let p = tape.push_prod(s, x);
+    let f = tape.push_softplus(p);
+    (x, y, f)
+}
+
+fn run_v2(seed: u64, n: u64) -> Sums {
+    let mut tape = Tape::new();
+    let (mut sum_f, mut sum_dx, mut sum_dy) = (0.0, 0.0, 0.0);
+    for i in 0..n {
+        let (xv, yv) = sample(seed, i);
+        let (x, y, f) = record(&mut tape, xv, yv);
+        tape.backward(f);
+        sum_f += tape.val(f);
+        sum_dx += tape.grad(x);
+        sum_dy += tape.grad(y);
+    }
+    Sums { f: sum_f, dx: sum_dx, dy: sum_dy }
+}
+
+/// f, df/dx, df/dy at one point, through the v2 tape (for --eval).
+fn eval_point(xv: f64, yv: f64) -> (f64, f64, f64) {
+    let mut tape = Tape::new();
+    let (x, y, f) = record(&mut tape, xv, yv);
+    tape.backward(f);
+    (tape.val(f), tape.grad(x), tape.grad(y))
+}
+
+// ---------------------------------------------------------------- fused (baseline)
+// Baseline `fused` (not a level): the same math written out by hand with no tape or
+// graph, the floor that the v2 tape can approach.
+
+fn run_fused(seed: u64, n: u64) -> Sums {
+    let (mut sum_f, mut sum_dx, mut sum_dy) = (0.0, 0.0, 0.0);
+    for i in 0..n {
+        let (x, y) = sample(seed, i);
+        let s = x + y;
+        let p = s * x;
+        let e = exp_neg_abs(p);
+        let g = sigmoid_e(p, e);
+        sum_f += softplus_e(p, e);
+        sum_dx += s * g + x * g;
+        sum_dy += x * g;
+    }
+    Sums { f: sum_f, dx: sum_dx, dy: sum_dy }
+}
+
+// ---------------------------------------------------------------- batched (v3, v4, fused-simd)
+// Levels v3 (simd) and v4 (threads): the v2 tape over BATCH samples at once. Each var
+// holds BATCH lanes (structure of arrays), each op is a loop over all lanes that LLVM
+// vectorizes (AVX2: 4 doubles), and exp/log1p come from glibc's vector math library.
+
+/// Lanes per batch. 256 measured best here (see README): big enough that per-op
+/// overhead vanishes, small enough that the tape (2 x 6 x 2 KiB) stays in L1.
+const BATCH: usize = 256;
+const _: () = assert!(BATCH % 4 == 0, "BATCH must be a multiple of the vector width");
+
+type Lanes = [f64; BATCH];
+
+// Rust does not vectorize calls to exp/log1p itself (rustc offers no vector library),
+// so the 4-lane AVX2 variants of glibc's libmvec are called directly. They take and
+// return a __m256d in ymm0, which is the C ABI for __m256d when AVX is enabled; but
+// stable Rust refuses SIMD types in `extern` declarations (feature simd_ffi), so the
+// symbols are declared without a signature and called through a function pointer of
+// the right type (LLVM still emits a direct call through the GOT).
+#[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+mod vmath {
+    use super::Lanes;
+    use std::arch::x86_64::{__m256d, _mm256_loadu_pd, _mm256_storeu_pd};
+
+    #[link(name = "mvec")]
+    unsafe extern "C" {
+        fn _ZGVdN4v_exp();
+        fn _ZGVdN4v_log1p();
+    }
+
+    #[allow(improper_ctypes_definitions)] // __m256d is passed in ymm0: see above
+    type VectorFn = unsafe extern "C" fn(__m256d) -> __m256d;
+
+    /// out[j] = f(x[j]) for every lane, 4 at a time, f one of the libmvec functions.
+    #[inline(always)]
+    fn map_lanes(f: unsafe extern "C" fn(), x: &Lanes, out: &mut Lanes) {
+        // SAFETY: f is _ZGVdN4v_exp or _ZGVdN4v_log1p, whose real signature is VectorFn.
+        let f: VectorFn = unsafe { std::mem::transmute(f) };
+        for (xc, oc) in x.chunks_exact(4).zip(out.chunks_exact_mut(4)) {
+            // SAFETY: each chunk is exactly 4 doubles; AVX2 is enabled (cfg above).
+            unsafe { _mm256_storeu_pd(oc.as_mut_ptr(), f(_mm256_loadu_pd(xc.as_ptr()))) }
+        }
+    }
+
+    /// out[j] = exp(x[j]) for every lane.
+    #[inline]
+    pub fn exp_lanes(x: &Lanes, out: &mut Lanes) {
+        map_lanes(_ZGVdN4v_exp, x, out)
+    }
+
+    /// out[j] = log1p(x[j]) for every lane.
+    #[inline]
+    pub fn log1p_lanes(x: &Lanes, out: &mut Lanes) {
+        map_lanes(_ZGVdN4v_log1p, x, out)
+    }
+}
+
+// Without AVX2 (another target-cpu) the lanes fall back to scalar libm: same results
+// within the v3 tolerance, only slower.
+#[cfg(not(all(target_arch = "x86_64", target_feature = "avx2")))]
+mod vmath {
+    use super::Lanes;
+
+    pub fn exp_lanes(x: &Lanes, out: &mut Lanes) {
+        for (o, v) in out.iter_mut().zip(x) {
+            *o = v.exp();
+        }
+    }
+
+    pub fn log1p_lanes(x: &Lanes, out: &mut Lanes) {
+        for (o, v) in out.iter_mut().zip(x) {
+            *o = v.ln_1p();
+        }
+    }
+}
+
+use vmath::{exp_lanes, log1p_lanes};
+
+/// The v2 tape with BATCH lanes per var: val and grad are MAX_VARS x BATCH arrays,
+/// var i's lanes in row i; ops as in v2.
+struct BatchTape {
+    val: Box<[Lanes; MAX_VARS]>,
+    grad: Box<[Lanes; MAX_VARS]>,
+    ops: [Op; MAX_OPS],
+    n_vars: usize,
+    n_ops: usize,
+}
+
+impl BatchTape {
+    fn new() -> BatchTape {
+        BatchTape {
+            val: Box::new([[0.0; BATCH]; MAX_VARS]),
+            grad: Box::new([[0.0; BATCH]; MAX_VARS]),
+            ops: [NO_OP; MAX_OPS],
+            n_vars: 0,
+            n_ops: 0,
+        }
+    }
+
+    fn reset(&mut self) {
+        self.n_vars = 0;
+        self.n_ops = 0;
+    }
+
+    fn val(&self, i: usize) -> &Lanes {
+        &self.val[i]
+    }
+
+    fn grad(&self, i: usize) -> &Lanes {
+        &self.grad[i]
+    }
+
+    /// A new var; returns its id. The caller fills its lanes (val_mut or an op).
+    fn leaf(&mut self) -> usize {
+        self.n_vars += 1;
+        self.n_vars - 1
+    }
+
+    fn val_mut(&mut self, i: usize) -> &mut Lanes {
+        &mut self.val[i]
+    }
+
+    /// Record op `kind` on inputs a, b; returns the id of its (not yet filled) result.
+    fn push(&mut self, kind: Kind, a: usize, b: usize) -> usize {
+        let out = self.leaf();
+        self.ops[self.n_ops] = Op { kind, a, b, out };
+        self.n_ops += 1;
+        out
+    }
+
+    /// The vals below `out` (an op's inputs) and out's lanes, borrowed together: an
+    /// op's inputs always precede its output, so the split keeps the borrows apart.
+    fn inputs_and_out(&mut self, out: usize) -> (&[Lanes], &mut Lanes) {
+        let (inputs, rest) = self.val.split_at_mut(out);
+        (inputs, &mut rest[0])
+    }
+
+    fn push_sum(&mut self, a: usize, b: usize) -> usize {
+        let out = self.push(Kind::Sum, a, b);
+        let (v, o) = self.inputs_and_out(out);
+        let (va, vb) = (&v[a], &v[b]);
+        for j in 0..BATCH {
+            o[j] = va[j] + vb[j];
+        }
+        out
+    }
+
+    fn push_prod(&mut self, a: usize, b: usize) -> usize {
+        let out = self.push(Kind::Prod, a, b);
+        let (v, o) = self.inputs_and_out(out);
+        let (va, vb) = (&v[a], &v[b]);
+        for j in 0..BATCH {
+            o[j] = va[j] * vb[j];
+        }
+        out
+    }
+
+    fn push_softplus(&mut self, a: usize) -> usize {
+        // exp(-|p|) saved in its own var, exactly as in v2.
+        let e = self.leaf();
+        {
+            let (v, ev) = self.inputs_and_out(e);
+            let p = &v[a];
+            let mut neg_abs = [0.0; BATCH];
+            for j in 0..BATCH {
+                neg_abs[j] = -p[j].abs();
+            }
+            exp_lanes(&neg_abs, ev);
+        }
+        let out = self.push(Kind::Softplus, a, e);
+        let (v, o) = self.inputs_and_out(out);
+        let (p, ev) = (&v[a], &v[e]);
+        log1p_lanes(ev, o);
+        for j in 0..BATCH {
+            // softplus_e(p, e), with log1p(e) already in o[j]
+            o[j] = if p[j] > 0.0 { p[j] + o[j] } else { o[j] };
+        }
+        out
+    }
+
+    /// Reverse sweep: grads zeroed, grad(out) = 1 in every lane, ops in reverse,
+    /// each rule a loop over the lanes.
+    fn backward(&mut self, out: usize) {
+        for row in self.grad[..self.n_vars].iter_mut() {
+            *row = [0.0; BATCH];
+        }
+        self.grad[out] = [1.0; BATCH];
+        for k in (0..self.n_ops).rev() {
+            let op = self.ops[k];
+            // An op's inputs precede its output: split so g and the inputs' grads
+            // can be borrowed together.
+            let (grads, rest) = self.grad.split_at_mut(op.out);
+            let g = &rest[0];
+            let val = &self.val;
+            match op.kind {
+                Kind::Sum => {
+                    let ga = &mut grads[op.a];
+                    for j in 0..BATCH {
+                        ga[j] += g[j];
+                    }
+                    let gb = &mut grads[op.b];
+                    for j in 0..BATCH {
+                        gb[j] += g[j];
+                    }
+                }
+                Kind::Prod => {
+                    let (va, vb) = (&val[op.a], &val[op.b]);
+                    let ga = &mut grads[op.a];
+                    for j in 0..BATCH {
+                        ga[j] += vb[j] * g[j];
+                    }
+                    let gb = &mut grads[op.b];
+                    for j in 0..BATCH {
+                        gb[j] += va[j] * g[j];
+                    }
+                }
+                _ => {
+                    // SOFTPLUS
+                    let (p, e) = (&val[op.a], &val[op.b]);
+                    let ga = &mut grads[op.a];
+                    for j in 0..BATCH {
+                        ga[j] += sigmoid_e(p[j], e[j]) * g[j];
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Batch `b`'s inputs: samples b*BATCH .. b*BATCH+m-1 in lanes 0..m; the unused
+/// lanes of a partial last batch are 0.0 (computed, never summed).
+fn fill_batch(seed: u64, n: u64, b: u64, xs: &mut Lanes, ys: &mut Lanes) -> usize {
+    let base = b * BATCH as u64;
+    let m = (n - base).min(BATCH as u64) as usize;
+    for j in 0..m {
+        let (x, y) = sample(seed, base + j as u64);
+        xs[j] = x;
+        ys[j] = y;
+    }
+    for j in m..BATCH {
+        xs[j] = 0.0;
+        ys[j] = 0.0;
+    }
+    m
+}
+
+fn n_batches(n: u64) -> u64 {
+    n.div_ceil(BATCH as u64)
+}
+
+/// Per-lane accumulators (acc[j] += ... over batches), added up in lane order at the end.
+struct LaneSums {
+    f: Lanes,
+    dx: Lanes,
+    dy: Lanes,
+}
+
+impl LaneSums {
+    fn new() -> LaneSums {
+        LaneSums { f: [0.0; BATCH], dx: [0.0; BATCH], dy: [0.0; BATCH] }
+    }
+
+    /// Adds lanes 0..m of one batch's results.
+    #[inline]
+    fn add(&mut self, m: usize, f: &Lanes, dx: &Lanes, dy: &Lanes) {
+        for j in 0..m {
+            self.f[j] += f[j];
+            self.dx[j] += dx[j];
+            self.dy[j] += dy[j];
+        }
+    }
+
+    fn total(&self) -> Sums {
+        let mut s = Sums { f: 0.0, dx: 0.0, dy: 0.0 };
+        for j in 0..BATCH {
+            s.f += self.f[j];
+            s.dx += self.dx[j];
+            s.dy += self.dy[j];
+        }
+        s
+    }
+}
+
+/// One forward pass over a batch whose input lanes are xs, ys; returns the ids of x, y, f.
+#[inline]
+fn record_batch(tape: &mut BatchTape, xs: &Lanes, ys: &Lanes) -> (usize, usize, usize) {
+    tape.reset();
+    let x = tape.leaf();
+    tape.val_mut(x).copy_from_slice(xs);
+    let y = tape.leaf();
+    tape.val_mut(y).copy_from_slice(ys);
+    let s = tape.push_sum(x, y);
+    let p = tape.push_prod(s, x);
+    let f = tape.push_softplus(p);
+    (x, y, f)
+}
+
+/// Batches [first, last) of the n samples through one batch tape: the work of v3,
+/// and of one v4 thread.
+fn run_batches(seed: u64, n: u64, first: u64, last: u64) -> Sums {
+    let mut tape = BatchTape::new();
+    let mut acc = LaneSums::new();
+    let (mut xs, mut ys) = ([0.0; BATCH], [0.0; BATCH]);
+    for b in first..last {
+        let m = fill_batch(seed, n, b, &mut xs, &mut ys);
+        let (x, y, f) = record_batch(&mut tape, &xs, &ys);
+        tape.backward(f);
+        acc.add(m, tape.val(f), tape.grad(x), tape.grad(y));
+    }
+    acc.total()
+}
+
+fn run_v3(seed: u64, n: u64) -> Sums {
+    run_batches(seed, n, 0, n_batches(n))
+}
+
+/// v3 with the batches split across `threads` scoped threads in contiguous ranges
+/// (thread t takes [t*nb/T, (t+1)*nb/T)), partial sums combined in thread order.
+fn run_v4(seed: u64, n: u64, threads: usize) -> Sums {
+    let nb = n_batches(n);
+    let t_count = threads.max(1) as u64;
+    let range = |t: u64| (t * nb / t_count, (t + 1) * nb / t_count);
+    std::thread::scope(|scope| {
+        // Thread 0's range runs on the calling thread, like an OpenMP team's master.
+        let handles: Vec<_> = (1..t_count)
+            .map(|t| {
+                let (lo, hi) = range(t);
+                std::thread::Builder::new().spawn_scoped(scope, move || run_batches(seed, n, lo, hi))
+            })
+            .collect();
+        let (lo, hi) = range(0);
+        let mut total = run_batches(seed, n, lo, hi);
+        for (t, h) in (1..t_count).zip(handles) {
+            // A thread that could not start (or failed) has its range redone here:
+            // the same numbers, in the same order.
+            let part = match h.map(|h| h.join()) {
+                Ok(Ok(part)) => part,
+                _ => {
+                    let (lo, hi) = range(t);
+                    run_batches(seed, n, lo, hi)
+                }
+            };
+            total = total + part;
+        }
+        total
+    })
+}
+
+/// Baseline `fused-simd` (not a level): the v3 math over the same batches and vector
+/// math, written out by hand with no tape: the floor for v3 and v4.
+fn run_fused_simd(seed: u64, n: u64) -> Sums {
+    let mut acc = LaneSums::new();
+    let (mut xs, mut ys) = ([0.0; BATCH], [0.0; BATCH]);
+    let (mut neg_abs, mut e, mut f, mut dx, mut dy) = ([0.0; BATCH], [0.0; BATCH], [0.0; BATCH], [0.0; BATCH], [0.0; BATCH]);
+    for b in 0..n_batches(n) {
+        let m = fill_batch(seed, n, b, &mut xs, &mut ys);
+        for j in 0..BATCH {
+            neg_abs[j] = -((xs[j] + ys[j]) * xs[j]).abs();
+        }
+        exp_lanes(&neg_abs, &mut e);
+        log1p_lanes(&e, &mut f);
+        for j in 0..BATCH {
+            let (x, s) = (xs[j], xs[j] + ys[j]);
+            let p = s * x;
+            let g = sigmoid_e(p, e[j]);
+            f[j] = if p > 0.0 { p + f[j] } else { f[j] };
+            dx[j] = s * g + x * g;
+            dy[j] = x * g;
+        }
+        acc.add(m, &f, &dx, &dy);
+    }
+    acc.total()
+}
+
+// ---------------------------------------------------------------- cli
+// The command line of contract §4, parsed strictly: every bad input becomes a
+// UsageError whose message is one line, so that main can print `error: ...` and exit 2
+// before anything reaches stdout. Arguments are handled as bytes: they need not be UTF-8.
+
+const LEVELS: &[&str] = &["v0", "v1", "v2", "v3", "v4"]; // run by --level all, in this order
+const BASELINES: &[&str] = &["fused", "fused-simd"]; // run only when named
+const MAX_ITERS: u64 = 1_000_000_000_000;
+const MAX_THREADS: u64 = 1024;
+const DEFAULT_ITERS: u64 = 10_000_000;
+const DEFAULT_SEED: u64 = 42;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Run,
+    Eval,
+    Help,
+    Version,
+}
+
+struct UsageError(String);
+
+struct Options {
+    mode: Mode,
+    levels: Vec<&'static str>,
+    iters: u64,
+    seed: u64,
+    threads: usize,
+    json: bool,
+    x: f64,
+    y: f64,
+}
+
+impl Options {
+    fn new(mode: Mode, threads: usize) -> Options {
+        Options {
+            mode,
+            levels: LEVELS.to_vec(),
+            iters: DEFAULT_ITERS,
+            seed: DEFAULT_SEED,
+            threads,
+            json: false,
+            x: 0.0,
+            y: 0.0,
+        }
+    }
+}
+
+/// An argument quoted for an error line, control and non-ASCII bytes shown as '?'.
+fn shown(arg: &[u8]) -> String {
+    let inner: String = arg.iter().map(|&c| if (b' '..=b'~').contains(&c) { c as char } else { '?' }).collect();
+    format!("'{}'", inner)
+}
+
+/// A decimal integer in [lo, hi], written in digits only (no sign, exponent, hex).
+fn parse_uint(flag: &str, text: &[u8], lo: u64, hi: u64) -> Result<u64, UsageError> {
+    let bad = || UsageError(format!("{} must be a whole number from {} to {}, got {}", flag, lo, hi, shown(text)));
+    if text.is_empty() || text.len() > 20 {
+        return Err(bad());
+    }
+    let mut value: u64 = 0;
+    for &c in text {
+        if !c.is_ascii_digit() {
+            return Err(bad());
+        }
+        let digit = (c - b'0') as u64;
+        if value > (hi - digit) / 10 {
+            // value * 10 + digit would pass hi (or wrap)
+            return Err(bad());
+        }
+        value = value * 10 + digit;
+    }
+    if value < lo {
+        return Err(bad());
+    }
+    Ok(value)
+}
+
+/// [+-] digits [. digits] [e [+-] digits], with at least one mantissa digit.
+fn is_decimal(text: &[u8]) -> bool {
+    let (mut i, n) = (0, text.len());
+    let at = |i: usize, set: &[u8]| i < n && set.contains(&text[i]);
+    let digit = |i: usize| i < n && text[i].is_ascii_digit();
+    if at(i, b"+-") {
+        i += 1;
+    }
+    let mut digits = 0;
+    while digit(i) {
+        i += 1;
+        digits += 1;
+    }
+    if at(i, b".") {
+        i += 1;
+        while digit(i) {
+            i += 1;
+            digits += 1;
+        }
+    }
+    if digits == 0 {
+        return false;
+    }
+    if at(i, b"eE") {
+        i += 1;
+        if at(i, b"+-") {
+            i += 1;
+        }
+        let start = i;
+        while digit(i) {
+            i += 1;
+        }
+        if i == start {
+            return false;
+        }
+    }
+    i == n
+}
+
+/// A finite decimal number (no hex, inf or nan). Rust's float parser rounds correctly,
+/// like the C library's strtod the Codon program uses, so both read the same double.
+fn parse_point(flag: &str, text: &[u8]) -> Result<f64, UsageError> {
+    let bad = || UsageError(format!("{} needs finite decimal numbers, got {}", flag, shown(text)));
+    if !is_decimal(text) {
+        return Err(bad());
+    }
+    let value: f64 = match std::str::from_utf8(text).ok().and_then(|s| s.parse().ok()) {
+        Some(v) => v,
+        None => return Err(bad()),
+    };
+    if !value.is_finite() {
+        // +-inf: the decimal is beyond the float range
+        return Err(UsageError(format!("{} value {} is out of range", flag, shown(text))));
+    }
+    Ok(value)
+}
+
+fn parse_level(text: &[u8]) -> Result<Vec<&'static str>, UsageError> {
+    if text == b"all" {
+        return Ok(LEVELS.to_vec());
+    }
+    if let Some(level) = LEVELS.iter().chain(BASELINES).find(|l| l.as_bytes() == text) {
+        return Ok(vec![*level]);
+    }
+    let all: Vec<&str> = LEVELS.iter().chain(BASELINES).copied().collect();
+    Err(UsageError(format!("--level must be one of {} or all, got {}", all.join(", "), shown(text))))
+}
+
+/// Options from the arguments after the program name.
+fn parse(args: &[Vec<u8>], cpus: usize) -> Result<Options, UsageError> {
+    if args.len() == 1 && args[0] == b"--help" {
+        return Ok(Options::new(Mode::Help, cpus));
+    }
+    if args.len() == 1 && args[0] == b"--version" {
+        return Ok(Options::new(Mode::Version, cpus));
+    }
+    let mut opts = Options::new(Mode::Run, cpus);
+    let mut seen: Vec<&'static str> = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let arg = args[i].as_slice();
+        if arg == b"--help" || arg == b"--version" {
+            return Err(UsageError(format!("{} takes no other arguments", String::from_utf8_lossy(arg))));
+        }
+        let flag = match ["--level", "--iters", "--seed", "--threads", "--json", "--eval"]
+            .iter()
+            .find(|f| f.as_bytes() == arg)
+        {
+            Some(f) => *f,
+            None => return Err(UsageError(format!("unknown argument {} (try --help)", shown(arg)))),
+        };
+        if seen.contains(&flag) {
+            return Err(UsageError(format!("{} given twice", flag)));
+        }
+        seen.push(flag);
+        let arity = match flag {
+            "--json" => 0,
+            "--eval" => 2,
+            _ => 1,
+        };
+        if i + arity >= args.len() {
+            let what = if arity == 2 { "two values" } else { "a value" };
+            return Err(UsageError(format!("{} needs {}", flag, what)));
+        }
+        let value: &[u8] = if arity > 0 { &args[i + 1] } else { b"" };
+        match flag {
+            "--json" => opts.json = true,
+            "--level" => opts.levels = parse_level(value)?,
+            "--iters" => opts.iters = parse_uint(flag, value, 1, MAX_ITERS)?,
+            "--seed" => opts.seed = parse_uint(flag, value, 0, u64::MAX)?,
+            "--threads" => opts.threads = parse_uint(flag, value, 1, MAX_THREADS)? as usize,
+            _ => {
+                // --eval X Y
+                opts.mode = Mode::Eval;
+                opts.x = parse_point(flag, value)?;
+                opts.y = parse_point(flag, &args[i + 2])?;
+            }
+        }
+        i += 1 + arity;
+    }
+    if opts.mode == Mode::Eval {
+        if let Some(other) = seen.iter().find(|f| **f != "--eval" && **f != "--json") {
+            return Err(UsageError(format!("--eval takes no {}", other)));
+        }
+    }
+    Ok(opts)
+}
+
+// ---------------------------------------------------------------- report
+// Output of contract §5. Rust has no %g, so g17 builds C's "%.17g" from Rust's exact
+// (correctly rounded, ties to even, like glibc) scientific formatting.
+
+const IMPL: &str = "rust";
+
+/// 17 significant digits, exactly as C's printf("%.17g"): enough to round-trip any double.
+fn g17(v: f64) -> String {
+    const P: i32 = 17;
+    if v.is_nan() {
+        return if v.is_sign_negative() { "-nan" } else { "nan" }.to_string();
+    }
+    if v.is_infinite() {
+        return if v < 0.0 { "-inf" } else { "inf" }.to_string();
+    }
+    let sci = format!("{:.*e}", (P - 1) as usize, v); // "-d.dddddddddddddddde-5"
+    let (mantissa, exp) = match sci.split_once('e') {
+        Some(parts) => parts,
+        None => return sci,
+    };
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let (sign, mantissa) = match mantissa.strip_prefix('-') {
+        Some(m) => ("-", m),
+        None => ("", mantissa),
+    };
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect(); // P digits
+    let body = if (-4..P).contains(&exp) {
+        // %f style with P - 1 - exp decimals, trailing zeros (and a bare point) dropped
+        let (int, frac) = if exp >= 0 {
+            let (int, frac) = digits.split_at(exp as usize + 1);
+            (int.to_string(), frac.to_string())
+        } else {
+            ("0".to_string(), "0".repeat((-exp - 1) as usize) + &digits)
+        };
+        let frac = frac.trim_end_matches('0');
+        if frac.is_empty() { int } else { format!("{}.{}", int, frac) }
+    } else {
+        // %e style: trailing zeros dropped, exponent signed with at least two digits
+        let (lead, frac) = digits.split_at(1);
+        let frac = frac.trim_end_matches('0');
+        let mant = if frac.is_empty() { lead.to_string() } else { format!("{}.{}", lead, frac) };
+        format!("{}e{}{:02}", mant, if exp < 0 { '-' } else { '+' }, exp.abs())
+    };
+    format!("{}{}", sign, body)
+}
+
+struct Result_ {
+    level: &'static str,
+    iters: u64,
+    seed: u64,
+    threads: usize,
+    seconds: f64,
+    sums: Sums,
+}
+
+impl Result_ {
+    fn ns_per_iter(&self) -> f64 {
+        self.seconds * 1e9 / self.iters as f64
+    }
+}
+
+const COLUMNS: [(&str, i32); 10] = [
+    ("impl", 6),
+    ("level", 11),
+    ("threads", -7),
+    ("iters", -14),
+    ("seconds", -10),
+    ("ns/iter", -10),
+    ("vs v0", -8),
+    ("sum_f", -25),
+    ("sum_dx", -25),
+    ("sum_dy", -25),
+];
+
+/// Cells padded to COLUMNS' widths (negative: right-aligned), two spaces apart.
+fn row(cells: &[String]) -> String {
+    let out: Vec<String> = cells
+        .iter()
+        .zip(COLUMNS.iter())
+        .map(|(cell, &(_, width))| {
+            if width > 0 {
+                format!("{:<w$}", cell, w = width as usize)
+            } else {
+                format!("{:>w$}", cell, w = (-width) as usize)
+            }
+        })
+        .collect();
+    out.join("  ").trim_end().to_string()
+}
+
+fn text_header() -> String {
+    let names: Vec<String> = COLUMNS.iter().map(|(name, _)| name.to_string()).collect();
+    row(&names)
+}
+
+/// One result as a table row; `vs v0` is v0's time over this one (0: no v0 run).
+fn text_line(r: &Result_, v0_seconds: f64) -> String {
+    let speedup = if v0_seconds > 0.0 && r.seconds > 0.0 {
+        format!("{:.1}x", v0_seconds / r.seconds)
+    } else {
+        "-".to_string()
+    };
+    row(&[
+        IMPL.to_string(),
+        r.level.to_string(),
+        r.threads.to_string(),
+        r.iters.to_string(),
+        format!("{:.3}", r.seconds),
+        format!("{:.2}", r.ns_per_iter()),
+        speedup,
+        g17(r.sums.f),
+        g17(r.sums.dx),
+        g17(r.sums.dy),
+    ])
+}
+
+/// {"key": value, ...} from keys and already-encoded values, in order.
+fn json_object(fields: &[(&str, String)]) -> String {
+    let members: Vec<String> = fields.iter().map(|(key, value)| format!("\"{}\": {}", key, value)).collect();
+    format!("{{{}}}", members.join(", "))
+}
+
+fn json_line(r: &Result_) -> String {
+    json_object(&[
+        ("impl", format!("\"{}\"", IMPL)),
+        ("level", format!("\"{}\"", r.level)),
+        ("iters", r.iters.to_string()),
+        ("seed", r.seed.to_string()),
+        ("threads", r.threads.to_string()),
+        ("seconds", g17(r.seconds)),
+        ("ns_per_iter", g17(r.ns_per_iter())),
+        ("sum_f", g17(r.sums.f)),
+        ("sum_dx", g17(r.sums.dx)),
+        ("sum_dy", g17(r.sums.dy)),
+    ])
+}
+
+fn eval_text(x: f64, y: f64, f: f64, dfdx: f64, dfdy: f64) -> String {
+    format!("x {}  y {}  f {}  dfdx {}  dfdy {}", g17(x), g17(y), g17(f), g17(dfdx), g17(dfdy))
+}
+
+fn eval_json(x: f64, y: f64, f: f64, dfdx: f64, dfdy: f64) -> String {
+    json_object(&[
+        ("impl", format!("\"{}\"", IMPL)),
+        ("x", g17(x)),
+        ("y", g17(y)),
+        ("f", g17(f)),
+        ("dfdx", g17(dfdx)),
+        ("dfdy", g17(dfdy)),
+    ])
+}
+
+// ---------------------------------------------------------------- main
+
+const VERSION_TEXT: &str = "autograd (rust) 0.1.0";
+const HELP_TEXT: &str = "usage: autograd [--level v0|v1|v2|v3|v4|fused|fused-simd|all] [--iters N] [--seed S]
+                [--threads T] [--json]
+       autograd --eval X Y [--json]
+       autograd --help | --version
+
+Runs N forward/backward passes of f(x, y) = softplus((x + y) * x) through a
+reverse-mode autograd at each optimization level and prints the time and the
+checksums (sums of f, df/dx and df/dy over the samples).
+
+  --level L    v0 naive, v1 pool, v2 tape, v3 simd, v4 threads, all (v0..v4,
+               the default), or a baseline: fused, fused-simd
+  --iters N    samples, 1..10^12 (default 10000000)
+  --seed S     input stream seed, 0..2^64-1 (default 42)
+  --threads T  threads for v4, 1..1024 (default: the CPUs this process may use)
+  --json       one JSON object per line instead of the table
+  --eval X Y   f and its gradient at one point, through the v2 tape";
+
+unsafe extern "C" {
+    fn sched_getaffinity(pid: i32, cpusetsize: usize, mask: *mut u64) -> i32;
+}
+
+/// CPUs in this process's affinity mask (what taskset or a container allows).
+/// std's available_parallelism would also apply cgroup CPU quotas; the contract counts
+/// the mask, like the Codon program.
+fn cpus_available() -> usize {
+    let mut mask = [0u64; 16]; // room for 1024 CPUs
+    // SAFETY: the kernel writes at most size_of_val(&mask) bytes into mask.
+    if unsafe { sched_getaffinity(0, std::mem::size_of_val(&mask), mask.as_mut_ptr()) } != 0 {
+        return 1;
+    }
+    let count: u32 = mask.iter().map(|w| w.count_ones()).sum();
+    (count as usize).max(1)
+}
+
+fn run_level(level: &str, seed: u64, n: u64, threads: usize) -> Sums {
+    match level {
+        "v0" => run_v0(seed, n),
+        "v1" => run_v1(seed, n),
+        "v2" => run_v2(seed, n),
+        "v3" => run_v3(seed, n),
+        "v4" => run_v4(seed, n, threads),
+        "fused-simd" => run_fused_simd(seed, n),
+        _ => run_fused(seed, n),
+    }
+}
+
+/// Why the program stops early: bad input (exit 2) or output that could not be written.
+enum Failure {
+    Usage(UsageError),
+    Output(io::Error),
+}
+
+impl From<UsageError> for Failure {
+    fn from(e: UsageError) -> Failure {
+        Failure::Usage(e)
+    }
+}
+
+impl From<io::Error> for Failure {
+    fn from(e: io::Error) -> Failure {
+        Failure::Output(e)
+    }
+}
+
+/// Prints one line and flushes it, so that each row appears as its level finishes.
+fn emit(line: &str) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    writeln!(out, "{}", line)?;
+    out.flush()
+}
+
+fn run(opts: &Options) -> Result<(), Failure> {
+    if !opts.json {
+        emit(&text_header())?;
+    }
+    let mut v0_seconds = 0.0;
+    for &level in &opts.levels {
+        let threads = if level == "v4" { opts.threads } else { 1 };
+        let start = Instant::now();
+        let sums = run_level(level, opts.seed, opts.iters, threads);
+        let seconds = start.elapsed().as_nanos() as f64 / 1e9;
+        let r = Result_ { level, iters: opts.iters, seed: opts.seed, threads, seconds, sums };
+        if level == "v0" {
+            v0_seconds = seconds;
+        }
+        emit(&if opts.json { json_line(&r) } else { text_line(&r, v0_seconds) })?;
+    }
+    Ok(())
+}
+
+fn evaluate(opts: &Options) -> Result<(), Failure> {
+    let (f, dfdx, dfdy) = eval_point(opts.x, opts.y);
+    let p = (opts.x + opts.y) * opts.x;
+    if !p.is_finite() {
+        return Err(UsageError("(X + Y) * X overflows at this point".to_string()).into());
+    }
+    if !(f.is_finite() && dfdx.is_finite() && dfdy.is_finite()) {
+        return Err(UsageError("the result overflows at this point".to_string()).into());
+    }
+    let (x, y) = (opts.x, opts.y);
+    emit(&if opts.json { eval_json(x, y, f, dfdx, dfdy) } else { eval_text(x, y, f, dfdx, dfdy) })?;
+    Ok(())
+}
+
+fn real_main() -> Result<(), Failure> {
+    use std::os::unix::ffi::OsStringExt;
+    let args: Vec<Vec<u8>> = std::env::args_os().skip(1).map(|a| a.into_vec()).collect();
+    let opts = parse(&args, cpus_available())?;
+    match opts.mode {
+        Mode::Help => emit(HELP_TEXT)?,
+        Mode::Version => emit(VERSION_TEXT)?,
+        Mode::Eval => evaluate(&opts)?,
+        Mode::Run => run(&opts)?,
+    }
+    Ok(())
+}
+
+fn main() {
+    let code = match real_main() {
+        Ok(()) => 0,
+        Err(Failure::Usage(e)) => {
+            let _ = writeln!(io::stderr(), "error: {}", e.0);
+            2
+        }
+        Err(Failure::Output(e)) => {
+            let _ = writeln!(io::stderr(), "error: cannot write the output: {}", e);
+            1
+        }
+    };
+    std::process::exit(code);
+}

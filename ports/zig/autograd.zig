@@ -1,0 +1,1015 @@
+// autograd (Zig port): millions of forward/backward passes of f(x, y) = softplus((x + y) * x)
+// through a reverse-mode autograd, level by level (docs/contract.md). One file that mirrors the
+// Codon program (rng, ops, graph, naive, pool, tape, fused, the batched levels, cli, report,
+// autograd) in that order, with the same names, so that the two can be read side by side.
+//
+// Built with libc (-lc): the contract's numbers come from glibc's exp and log1p (Zig's own
+// std.math/compiler_rt versions differ in last bits), v3/v4/fused-simd call glibc's libmvec,
+// --eval reads numbers with strtod and numbers are printed by strfromd, as in the Codon program.
+const std = @import("std");
+const builtin = @import("builtin");
+const Allocator = std.mem.Allocator;
+
+// ---- libc -------------------------------------------------------------------------------------
+
+// glibc's exp is reached through its _Float64 alias expf64 (the same function, same address):
+// the name `exp` would bind to the copy in Zig's statically linked compiler_rt (the old musl
+// exp, which differs from glibc's in the last bit for about 1 in 10 arguments here).
+extern "c" fn expf64(x: f64) f64;
+extern "c" fn log1p(x: f64) f64; // compiler_rt has none: this is glibc's
+extern "c" fn strtod(text: [*:0]const u8, end: ?*[*:0]u8) f64;
+extern "c" fn strfromd(buf: [*]u8, n: usize, format: [*:0]const u8, v: f64) c_int;
+
+// glibc's libmvec, AVX2 variants (4 doubles in a ymm register). Zig's @exp on a vector would
+// lower to four scalar calls, so the vector levels call these directly; without AVX2 they fall
+// back to the scalar functions lane by lane.
+const V4 = @Vector(4, f64);
+extern "mvec" fn _ZGVdN4v_exp(x: V4) callconv(.c) V4;
+extern "mvec" fn _ZGVdN4v_log1p(x: V4) callconv(.c) V4;
+const have_mvec = builtin.cpu.arch == .x86_64 and builtin.cpu.has(.x86, .avx2);
+
+fn vexp(x: V4) V4 {
+    if (have_mvec) return _ZGVdN4v_exp(x);
+    var r: V4 = undefined;
+    inline for (0..4) |k| r[k] = expf64(x[k]);
+    return r;
+}
+
+fn vlog1p(x: V4) V4 {
+    if (have_mvec) return _ZGVdN4v_log1p(x);
+    var r: V4 = undefined;
+    inline for (0..4) |k| r[k] = log1p(x[k]);
+    return r;
+}
+
+// ---- rng: the input stream of contract §1 -------------------------------------------------------
+
+const GAMMA: u64 = 0x9E3779B97F4A7C15;
+const MIX1: u64 = 0xBF58476D1CE4E5B9;
+const MIX2: u64 = 0x94D049BB133111EB;
+const UNIT: f64 = 1.0 / 9007199254740992.0; // 2^-53
+
+/// The splitmix64 finalizer: a bijective scramble of one 64-bit word.
+fn splitmix64(z0: u64) u64 {
+    var z = z0;
+    z = (z ^ (z >> 30)) *% MIX1;
+    z = (z ^ (z >> 27)) *% MIX2;
+    return z ^ (z >> 31);
+}
+
+/// The k-th output (k >= 1) of the splitmix64 stream seeded with `seed`.
+fn draw(seed: u64, k: u64) u64 {
+    return splitmix64(seed +% k *% GAMMA);
+}
+
+/// The top 53 bits of z as a float in [0, 1) (through i64, as Codon's float(int(...)) does).
+fn unit(z: u64) f64 {
+    return @as(f64, @floatFromInt(@as(i64, @intCast(z >> 11)))) * UNIT;
+}
+
+const Point = struct { x: f64, y: f64 };
+
+/// Sample i: (x_i, y_i), both in [-1, 1).
+fn sample(seed: u64, i: u64) Point {
+    const x = 2.0 * unit(draw(seed, 2 * i + 1)) - 1.0;
+    const y = 2.0 * unit(draw(seed, 2 * i + 2)) - 1.0;
+    return .{ .x = x, .y = y };
+}
+
+// ---- ops: the scalar math of contract §2 --------------------------------------------------------
+
+/// The checksums of a run: plain sums over the samples, in index order.
+const Sums = struct {
+    f: f64 = 0.0,
+    dx: f64 = 0.0,
+    dy: f64 = 0.0,
+
+    fn add(self: Sums, o: Sums) Sums {
+        return .{ .f = self.f + o.f, .dx = self.dx + o.dx, .dy = self.dy + o.dy };
+    }
+};
+
+// Both softplus and its derivative need e = exp(-|p|) (never exp(+|p|), which could overflow).
+// The *_e forms take e ready-made, so that a caller computing both shares one exp.
+
+fn exp_neg_abs(p: f64) f64 {
+    return expf64(-@abs(p));
+}
+
+/// log(1 + exp(p)) = p + log1p(exp(-p)) for p > 0, else log1p(exp(p)).
+fn softplus_e(p: f64, e: f64) f64 {
+    return if (p > 0.0) p + log1p(e) else log1p(e);
+}
+
+/// d softplus / dp = 1 / (1 + exp(-p)) for p >= 0, else exp(p) / (1 + exp(p)).
+fn sigmoid_e(p: f64, e: f64) f64 {
+    return if (p >= 0.0) 1.0 / (1.0 + e) else e / (1.0 + e);
+}
+
+fn softplus(p: f64) f64 {
+    return softplus_e(p, exp_neg_abs(p));
+}
+
+fn sigmoid(p: f64) f64 {
+    return sigmoid_e(p, exp_neg_abs(p));
+}
+
+// ---- graph: the pointer-linked node of v0 and v1 ------------------------------------------------
+
+const Kind = enum(u8) { leaf, sum, prod, softplus };
+
+const Node = struct {
+    kind: Kind,
+    leaf_val: f64, // the value of a leaf; unused by the other kinds
+    grad: f64,
+    a: ?*Node, // inputs: none for a leaf, `a` only for softplus
+    b: ?*Node,
+
+    /// A fresh node on the heap (v0): one allocator call per node.
+    fn create(gpa: Allocator, kind: Kind, leaf_val: f64, a: ?*Node, b: ?*Node) Allocator.Error!*Node {
+        const node = try gpa.create(Node);
+        node.set(kind, leaf_val, a, b);
+        return node;
+    }
+
+    /// (Re)make this node: used by create and by the v1 pool.
+    fn set(self: *Node, kind: Kind, leaf_val: f64, a: ?*Node, b: ?*Node) void {
+        self.* = .{ .kind = kind, .leaf_val = leaf_val, .grad = 0.0, .a = a, .b = b };
+    }
+
+    /// The node's value, recomputed from the leaves on every call.
+    fn value(self: *const Node) f64 {
+        return switch (self.kind) {
+            .sum => self.a.?.value() + self.b.?.value(),
+            .prod => self.a.?.value() * self.b.?.value(),
+            .softplus => softplus(self.a.?.value()),
+            .leaf => self.leaf_val,
+        };
+    }
+
+    /// Add g to this node's grad and recurse into its inputs (chain rule).
+    fn backward(self: *Node, g: f64) void {
+        self.grad += g;
+        switch (self.kind) {
+            .sum => {
+                self.a.?.backward(g);
+                self.b.?.backward(g);
+            },
+            .prod => {
+                self.a.?.backward(self.b.?.value() * g);
+                self.b.?.backward(self.a.?.value() * g);
+            },
+            .softplus => self.a.?.backward(sigmoid(self.a.?.value()) * g),
+            .leaf => {},
+        }
+    }
+};
+
+// ---- naive: level v0 ----------------------------------------------------------------------------
+
+/// Fresh heap nodes every iteration from `gpa` (the C library's malloc/free, as in the C port),
+/// linked by pointers and freed at the end of the iteration.
+fn run_v0(gpa: Allocator, seed: u64, n: u64) Allocator.Error!Sums {
+    var sum_f: f64 = 0.0;
+    var sum_dx: f64 = 0.0;
+    var sum_dy: f64 = 0.0;
+    var i: u64 = 0;
+    while (i < n) : (i += 1) {
+        const xy = sample(seed, i);
+        const x = try Node.create(gpa, .leaf, xy.x, null, null);
+        defer gpa.destroy(x);
+        const y = try Node.create(gpa, .leaf, xy.y, null, null);
+        defer gpa.destroy(y);
+        const s = try Node.create(gpa, .sum, 0.0, x, y);
+        defer gpa.destroy(s);
+        const p = try Node.create(gpa, .prod, 0.0, s, x);
+        defer gpa.destroy(p);
+        const f = try Node.create(gpa, .softplus, 0.0, p, null);
+        defer gpa.destroy(f);
+        f.backward(1.0);
+        sum_f += f.value();
+        sum_dx += x.grad;
+        sum_dy += y.grad;
+    }
+    return .{ .f = sum_f, .dx = sum_dx, .dy = sum_dy };
+}
+
+// ---- pool: level v1 -----------------------------------------------------------------------------
+
+const POOL_SIZE = 5; // x, y, s, p, f
+
+/// The v0 graph's nodes from a fixed array made once and relinked every iteration.
+const Pool = struct {
+    nodes: [POOL_SIZE]Node = undefined,
+    used: usize = 0,
+
+    fn reset(self: *Pool) void {
+        self.used = 0;
+    }
+
+    /// The next free node, remade as (kind, leaf_val, a, b).
+    fn take(self: *Pool, kind: Kind, leaf_val: f64, a: ?*Node, b: ?*Node) *Node {
+        const node = &self.nodes[self.used];
+        self.used += 1;
+        node.set(kind, leaf_val, a, b);
+        return node;
+    }
+};
+
+fn run_v1(seed: u64, n: u64) Sums {
+    var pool: Pool = .{};
+    var sum_f: f64 = 0.0;
+    var sum_dx: f64 = 0.0;
+    var sum_dy: f64 = 0.0;
+    var i: u64 = 0;
+    while (i < n) : (i += 1) {
+        const xy = sample(seed, i);
+        pool.reset();
+        const x = pool.take(.leaf, xy.x, null, null);
+        const y = pool.take(.leaf, xy.y, null, null);
+        const s = pool.take(.sum, 0.0, x, y);
+        const p = pool.take(.prod, 0.0, s, x);
+        const f = pool.take(.softplus, 0.0, p, null);
+        f.backward(1.0);
+        sum_f += f.value();
+        sum_dx += x.grad;
+        sum_dy += y.grad;
+    }
+    return .{ .f = sum_f, .dx = sum_dx, .dy = sum_dy };
+}
+
+// ---- tape: level v2 -----------------------------------------------------------------------------
+
+const MAX_VARS = 6; // x, y, s, p, exp(-|p|), f
+const MAX_OPS = 3; // sum, prod, softplus
+
+const Var = struct { val: f64, grad: f64 };
+
+const Op = struct {
+    kind: Kind,
+    a: usize, // input ids; softplus's b is the var that saves exp(-|a|)
+    b: usize,
+    out: usize, // output id
+};
+
+/// The seed's NaiveTape: fixed arrays of vars and ops addressed by index; each op computes its
+/// result once when pushed; backward walks the ops in reverse.
+const Tape = struct {
+    vars: [MAX_VARS]Var = undefined,
+    ops: [MAX_OPS]Op = undefined,
+    n_vars: usize = 0,
+    n_ops: usize = 0,
+
+    fn reset(self: *Tape) void {
+        self.n_vars = 0;
+        self.n_ops = 0;
+    }
+
+    fn val(self: *const Tape, i: usize) f64 {
+        return self.vars[i].val;
+    }
+
+    fn grad(self: *const Tape, i: usize) f64 {
+        return self.vars[i].grad;
+    }
+
+    fn add_grad(self: *Tape, i: usize, g: f64) void {
+        self.vars[i].grad += g;
+    }
+
+    /// A new input var; returns its id.
+    fn leaf(self: *Tape, v: f64) usize {
+        self.vars[self.n_vars] = .{ .val = v, .grad = 0.0 };
+        self.n_vars += 1;
+        return self.n_vars - 1;
+    }
+
+    /// Record op `kind` on inputs a, b with result `v`; returns the result's id.
+    fn push(self: *Tape, kind: Kind, a: usize, b: usize, v: f64) usize {
+        const out = self.leaf(v);
+        self.ops[self.n_ops] = .{ .kind = kind, .a = a, .b = b, .out = out };
+        self.n_ops += 1;
+        return out;
+    }
+
+    fn push_sum(self: *Tape, a: usize, b: usize) usize {
+        return self.push(.sum, a, b, self.val(a) + self.val(b));
+    }
+
+    fn push_prod(self: *Tape, a: usize, b: usize) usize {
+        return self.push(.prod, a, b, self.val(a) * self.val(b));
+    }
+
+    fn push_softplus(self: *Tape, a: usize) usize {
+        // exp(-|p|) is saved in a var of its own, so that backward reuses it (each result
+        // computed once); the op names it as its second input.
+        const p = self.val(a);
+        const e = self.leaf(exp_neg_abs(p));
+        return self.push(.softplus, a, e, softplus_e(p, self.val(e)));
+    }
+
+    /// Reverse sweep: every grad from 0, grad(out) = 1, then each op's local rule.
+    inline fn backward(self: *Tape, out: usize) void {
+        for (self.vars[0..self.n_vars]) |*v| v.grad = 0.0;
+        self.add_grad(out, 1.0);
+        var k = self.n_ops;
+        while (k > 0) {
+            k -= 1;
+            const op = self.ops[k];
+            const g = self.grad(op.out);
+            switch (op.kind) {
+                .sum => {
+                    self.add_grad(op.a, g);
+                    self.add_grad(op.b, g);
+                },
+                .prod => {
+                    self.add_grad(op.a, self.val(op.b) * g);
+                    self.add_grad(op.b, self.val(op.a) * g);
+                },
+                .softplus => self.add_grad(op.a, sigmoid_e(self.val(op.a), self.val(op.b)) * g),
+                .leaf => {},
+            }
+        }
+    }
+};
+
+const Ids = struct { x: usize, y: usize, f: usize };
+
+/// One forward pass of f(x, y) = softplus((x + y) * x); returns the ids of x, y, f.
+inline fn record(tape: *Tape, xv: f64, yv: f64) Ids {
+    tape.reset();
+    const x = tape.leaf(xv);
+    const y = tape.leaf(yv);
+    const s = tape.push_sum(x, y);
+    const p = tape.push_prod(s, x);
+    const f = tape.push_softplus(p);
+    return .{ .x = x, .y = y, .f = f };
+}
+
+fn run_v2(seed: u64, n: u64) Sums {
+    var tape: Tape = .{};
+    var sum_f: f64 = 0.0;
+    var sum_dx: f64 = 0.0;
+    var sum_dy: f64 = 0.0;
+    var i: u64 = 0;
+    while (i < n) : (i += 1) {
+        const xy = sample(seed, i);
+        const ids = record(&tape, xy.x, xy.y);
+        tape.backward(ids.f);
+        sum_f += tape.val(ids.f);
+        sum_dx += tape.grad(ids.x);
+        sum_dy += tape.grad(ids.y);
+    }
+    return .{ .f = sum_f, .dx = sum_dx, .dy = sum_dy };
+}
+
+const Point3 = struct { f: f64, dfdx: f64, dfdy: f64 };
+
+/// f, df/dx, df/dy at one point, through the v2 tape (for --eval).
+fn eval_point(xv: f64, yv: f64) Point3 {
+    var tape: Tape = .{};
+    const ids = record(&tape, xv, yv);
+    tape.backward(ids.f);
+    return .{ .f = tape.val(ids.f), .dfdx = tape.grad(ids.x), .dfdy = tape.grad(ids.y) };
+}
+
+// ---- fused: the scalar baseline -----------------------------------------------------------------
+
+/// Baseline `fused` (not a level): the same math written out by hand with no tape or graph.
+fn run_fused(seed: u64, n: u64) Sums {
+    var sum_f: f64 = 0.0;
+    var sum_dx: f64 = 0.0;
+    var sum_dy: f64 = 0.0;
+    var i: u64 = 0;
+    while (i < n) : (i += 1) {
+        const xy = sample(seed, i);
+        const x = xy.x;
+        const s = x + xy.y;
+        const p = s * x;
+        const e = exp_neg_abs(p);
+        const g = sigmoid_e(p, e);
+        sum_f += softplus_e(p, e);
+        sum_dx += s * g + x * g;
+        sum_dy += x * g;
+    }
+    return .{ .f = sum_f, .dx = sum_dx, .dy = sum_dy };
+}
+
+// ---- batched levels: v3 simd, v4 threads, fused-simd --------------------------------------------
+
+// Lanes per batch: 256 as in the Codon program (measured against 64..1024 in the README).
+// A multiple of 4, the libmvec vector width.
+const BATCH = 256;
+const Lanes = [BATCH]f64;
+
+/// The v2 tape over BATCH samples: var i's lanes are val[i*BATCH ..][0..BATCH] (structure of
+/// arrays); every op is a loop over all lanes, which LLVM vectorizes (exp and log1p through
+/// libmvec, 4 lanes a call).
+const BatchTape = struct {
+    val_: [MAX_VARS * BATCH]f64 align(64) = undefined,
+    grad_: [MAX_VARS * BATCH]f64 align(64) = undefined,
+    ops: [MAX_OPS]Op = undefined,
+    n_vars: usize = 0,
+    n_ops: usize = 0,
+
+    fn reset(self: *BatchTape) void {
+        self.n_vars = 0;
+        self.n_ops = 0;
+    }
+
+    fn val(self: *BatchTape, i: usize) *align(64) Lanes {
+        return @alignCast(self.val_[i * BATCH ..][0..BATCH]);
+    }
+
+    fn grad(self: *BatchTape, i: usize) *align(64) Lanes {
+        return @alignCast(self.grad_[i * BATCH ..][0..BATCH]);
+    }
+
+    /// A new var whose lanes the caller fills; returns its id.
+    fn leaf(self: *BatchTape) usize {
+        self.n_vars += 1;
+        return self.n_vars - 1;
+    }
+
+    /// Record op `kind` on inputs a, b; returns the id of its result var (lanes to be filled).
+    fn push(self: *BatchTape, kind: Kind, a: usize, b: usize) usize {
+        const out = self.leaf();
+        self.ops[self.n_ops] = .{ .kind = kind, .a = a, .b = b, .out = out };
+        self.n_ops += 1;
+        return out;
+    }
+
+    fn push_sum(self: *BatchTape, a: usize, b: usize) usize {
+        const out = self.push(.sum, a, b);
+        for (self.val(out), self.val(a), self.val(b)) |*o, va, vb| o.* = va + vb;
+        return out;
+    }
+
+    fn push_prod(self: *BatchTape, a: usize, b: usize) usize {
+        const out = self.push(.prod, a, b);
+        for (self.val(out), self.val(a), self.val(b)) |*o, va, vb| o.* = va * vb;
+        return out;
+    }
+
+    fn push_softplus(self: *BatchTape, a: usize) usize {
+        // As in v2: exp(-|p|) saved in its own var, named as the op's second input.
+        const e = self.leaf();
+        const out = self.push(.softplus, a, e);
+        const pl = self.val(a);
+        const el = self.val(e);
+        const fl = self.val(out);
+        var j: usize = 0;
+        while (j < BATCH) : (j += 4) {
+            const p: V4 = pl[j..][0..4].*;
+            const ev = vexp(-@abs(p));
+            const l = vlog1p(ev);
+            el[j..][0..4].* = ev;
+            fl[j..][0..4].* = @select(f64, p > @as(V4, @splat(0.0)), p + l, l);
+        }
+        return out;
+    }
+
+    /// Reverse sweep, lane by lane: grads from 0, grad(out) = 1, each op's rule over all lanes.
+    fn backward(self: *BatchTape, out: usize) void {
+        @memset(self.grad_[0 .. self.n_vars * BATCH], 0.0);
+        @memset(self.grad(out), 1.0);
+        var k = self.n_ops;
+        while (k > 0) {
+            k -= 1;
+            const op = self.ops[k];
+            const g = self.grad(op.out);
+            switch (op.kind) {
+                .sum => {
+                    for (self.grad(op.a), g) |*ga, gj| ga.* += gj;
+                    for (self.grad(op.b), g) |*gb, gj| gb.* += gj;
+                },
+                .prod => {
+                    for (self.grad(op.a), self.val(op.b), g) |*ga, vb, gj| ga.* += vb * gj;
+                    for (self.grad(op.b), self.val(op.a), g) |*gb, va, gj| gb.* += va * gj;
+                },
+                .softplus => {
+                    for (self.grad(op.a), self.val(op.a), self.val(op.b), g) |*ga, p, e, gj|
+                        ga.* += sigmoid_e(p, e) * gj;
+                },
+                .leaf => {},
+            }
+        }
+    }
+};
+
+/// Per-lane accumulators: lane j sums the j-th sample of every batch; the lanes are added up in
+/// lane order only at the end (total).
+const LaneSums = struct {
+    f: Lanes = @splat(0.0),
+    dx: Lanes = @splat(0.0),
+    dy: Lanes = @splat(0.0),
+
+    fn total(self: *const LaneSums) Sums {
+        var s: Sums = .{};
+        for (self.f, self.dx, self.dy) |f, dx, dy| s = s.add(.{ .f = f, .dx = dx, .dy = dy });
+        return s;
+    }
+};
+
+/// Batch b's inputs: samples b*BATCH.. into lanes, unused lanes of a last partial batch 0.0;
+/// returns how many lanes are used.
+fn fill_batch(seed: u64, n: u64, b: u64, xs: *Lanes, ys: *Lanes) usize {
+    const first = b * BATCH;
+    const count: usize = @intCast(@min(BATCH, n - first));
+    for (xs, ys, 0..) |*x, *y, j| {
+        if (j < count) {
+            const xy = sample(seed, first + j);
+            x.* = xy.x;
+            y.* = xy.y;
+        } else {
+            x.* = 0.0;
+            y.* = 0.0;
+        }
+    }
+    return count;
+}
+
+/// Batches [first, end) of the n samples through one BatchTape, summed per lane; v3 runs all
+/// batches, each v4 thread its own range.
+fn run_batches(seed: u64, n: u64, first: u64, end: u64) Sums {
+    var tape: BatchTape = .{};
+    var acc: LaneSums = .{};
+    var b = first;
+    while (b < end) : (b += 1) {
+        tape.reset();
+        const x = tape.leaf();
+        const y = tape.leaf();
+        const count = fill_batch(seed, n, b, tape.val(x), tape.val(y));
+        const s = tape.push_sum(x, y);
+        const p = tape.push_prod(s, x);
+        const f = tape.push_softplus(p);
+        tape.backward(f);
+        const fv = tape.val(f);
+        const dx = tape.grad(x);
+        const dy = tape.grad(y);
+        if (count == BATCH) { // full batch: a fixed-length loop that vectorizes
+            for (&acc.f, &acc.dx, &acc.dy, fv, dx, dy) |*af, *ax, *ay, vf, vx, vy| {
+                af.* += vf;
+                ax.* += vx;
+                ay.* += vy;
+            }
+        } else { // the last, partial batch: its unused lanes are left out
+            for (acc.f[0..count], acc.dx[0..count], acc.dy[0..count], fv[0..count], dx[0..count], dy[0..count]) |*af, *ax, *ay, vf, vx, vy| {
+                af.* += vf;
+                ax.* += vx;
+                ay.* += vy;
+            }
+        }
+    }
+    return acc.total();
+}
+
+fn batches(n: u64) u64 {
+    return (n + BATCH - 1) / BATCH;
+}
+
+fn run_v3(seed: u64, n: u64) Sums {
+    return run_batches(seed, n, 0, batches(n));
+}
+
+const MAX_THREADS = 1024;
+
+fn v4_worker(seed: u64, n: u64, first: u64, end: u64, out: *Sums) void {
+    out.* = run_batches(seed, n, first, end);
+}
+
+/// v3 with the batches split across `threads` std.Threads in contiguous ranges (thread t takes
+/// batches [t*nb/T, (t+1)*nb/T)); the calling thread is thread 0; the partial sums are combined
+/// in thread order. A thread that cannot be started has its range run here instead.
+fn run_v4(seed: u64, n: u64, threads: usize) Sums {
+    const nb = batches(n);
+    const t_count: u64 = threads;
+    var partial: [MAX_THREADS]Sums = undefined;
+    var handles: [MAX_THREADS]?std.Thread = @splat(null);
+    var t: u64 = 1;
+    while (t < t_count) : (t += 1) {
+        const first = t * nb / t_count;
+        const end = (t + 1) * nb / t_count;
+        partial[t] = .{};
+        if (first == end) continue;
+        // A small stack: a thread needs its BatchTape (25 KiB) and a little more, and up to
+        // 1024 of them may run.
+        handles[t] = std.Thread.spawn(.{ .stack_size = 1 << 20 }, v4_worker, .{ seed, n, first, end, &partial[t] }) catch null;
+    }
+    partial[0] = run_batches(seed, n, 0, nb / t_count);
+    t = 1;
+    while (t < t_count) : (t += 1) {
+        if (handles[t]) |h| {
+            h.join();
+        } else {
+            const first = t * nb / t_count;
+            const end = (t + 1) * nb / t_count;
+            if (first != end) partial[t] = run_batches(seed, n, first, end);
+        }
+    }
+    var sums: Sums = .{};
+    for (partial[0..threads]) |s| sums = sums.add(s);
+    return sums;
+}
+
+/// Baseline `fused-simd` (not a level): v3's batches and lane sums with the math written out by
+/// hand, no tape.
+fn run_fused_simd(seed: u64, n: u64) Sums {
+    var xs: Lanes align(64) = undefined;
+    var ys: Lanes align(64) = undefined;
+    var acc: LaneSums = .{};
+    const nb = batches(n);
+    const zero: V4 = @splat(0.0);
+    const one: V4 = @splat(1.0);
+    var b: u64 = 0;
+    while (b < nb) : (b += 1) {
+        const count = fill_batch(seed, n, b, &xs, &ys);
+        var j: usize = 0;
+        while (j < count) : (j += 4) {
+            const x: V4 = xs[j..][0..4].*;
+            const y: V4 = ys[j..][0..4].*;
+            const s = x + y;
+            const p = s * x;
+            const e = vexp(-@abs(p));
+            const l = vlog1p(e);
+            const f = @select(f64, p > zero, p + l, l);
+            const g = @select(f64, p >= zero, one / (one + e), e / (one + e));
+            const dx = s * g + x * g;
+            const dy = x * g;
+            // Lanes past `count` (a partial batch's padding) are not added.
+            inline for (0..4) |k| {
+                if (j + k < count) {
+                    acc.f[j + k] += f[k];
+                    acc.dx[j + k] += dx[k];
+                    acc.dy[j + k] += dy[k];
+                }
+            }
+        }
+    }
+    return acc.total();
+}
+
+// ---- cli: the command line of contract §4 -------------------------------------------------------
+
+const Level = enum { v0, v1, v2, v3, v4, fused, @"fused-simd" };
+const LEVELS = [_]Level{ .v0, .v1, .v2, .v3, .v4 }; // run by --level all, in this order
+const BASELINES = [_]Level{ .fused, .@"fused-simd" }; // run only when named
+const ALL_LEVELS = LEVELS ++ BASELINES;
+const MAX_ITERS: u64 = 1_000_000_000_000;
+const DEFAULT_ITERS: u64 = 10_000_000;
+const DEFAULT_SEED: u64 = 42;
+
+const Mode = enum { run, eval, help, version };
+
+const Options = struct {
+    mode: Mode,
+    levels: []const Level = &LEVELS,
+    iters: u64 = DEFAULT_ITERS,
+    seed: u64 = DEFAULT_SEED,
+    threads: usize,
+    json: bool = false,
+    x: f64 = 0.0,
+    y: f64 = 0.0,
+};
+
+/// Every bad input becomes error.Usage with a one-line message kept here, so that main can print
+/// `error: ...` and exit 2 before anything reaches stdout.
+const Usage = struct {
+    arena: Allocator,
+    message: []const u8 = "",
+
+    fn fail(self: *Usage, comptime format: []const u8, args: anytype) error{Usage} {
+        self.message = std.fmt.allocPrint(self.arena, format, args) catch "bad command line (and out of memory)";
+        return error.Usage;
+    }
+};
+
+/// An argument quoted for an error line, bytes outside printable ASCII shown as '?'.
+const Shown = struct {
+    text: []const u8,
+
+    pub fn format(self: Shown, w: *std.Io.Writer) std.Io.Writer.Error!void {
+        try w.writeByte('\'');
+        for (self.text) |c| try w.writeByte(if (c >= ' ' and c <= '~') c else '?');
+        try w.writeByte('\'');
+    }
+};
+
+fn shown(arg: []const u8) Shown {
+    return .{ .text = arg };
+}
+
+/// A decimal integer in [lo, hi], written in digits only (no sign, exponent, hex).
+fn parse_uint(usage: *Usage, flag: []const u8, text: []const u8, lo: u64, hi: u64) error{Usage}!u64 {
+    const bad = "{s} must be a whole number from {d} to {d}, got {f}";
+    if (text.len == 0 or text.len > 20) return usage.fail(bad, .{ flag, lo, hi, shown(text) });
+    var value: u64 = 0;
+    for (text) |c| {
+        if (c < '0' or c > '9') return usage.fail(bad, .{ flag, lo, hi, shown(text) });
+        const digit: u64 = c - '0';
+        if (value > (hi - digit) / 10) // value * 10 + digit would pass hi (or wrap)
+            return usage.fail(bad, .{ flag, lo, hi, shown(text) });
+        value = value * 10 + digit;
+    }
+    if (value < lo) return usage.fail(bad, .{ flag, lo, hi, shown(text) });
+    return value;
+}
+
+/// [+-] digits [. digits] [e [+-] digits], with at least one mantissa digit.
+fn is_decimal(text: []const u8) bool {
+    var i: usize = 0;
+    const n = text.len;
+    if (i < n and (text[i] == '+' or text[i] == '-')) i += 1;
+    var digits: usize = 0;
+    while (i < n and std.ascii.isDigit(text[i])) : (i += 1) digits += 1;
+    if (i < n and text[i] == '.') {
+        i += 1;
+        while (i < n and std.ascii.isDigit(text[i])) : (i += 1) digits += 1;
+    }
+    if (digits == 0) return false;
+    if (i < n and (text[i] == 'e' or text[i] == 'E')) {
+        i += 1;
+        if (i < n and (text[i] == '+' or text[i] == '-')) i += 1;
+        const start = i;
+        while (i < n and std.ascii.isDigit(text[i])) i += 1;
+        if (i == start) return false;
+    }
+    return i == n;
+}
+
+/// A finite decimal number (no hex, inf or nan), read by the C library's strtod.
+fn parse_point(usage: *Usage, flag: []const u8, text: [:0]const u8) error{Usage}!f64 {
+    if (!is_decimal(text)) return usage.fail("{s} needs finite decimal numbers, got {f}", .{ flag, shown(text) });
+    const value = strtod(text.ptr, null);
+    if (!std.math.isFinite(value)) // +-inf: the decimal is beyond the float range
+        return usage.fail("{s} value {f} is out of range", .{ flag, shown(text) });
+    return value;
+}
+
+fn parse_level(usage: *Usage, text: []const u8) error{Usage}![]const Level {
+    if (std.mem.eql(u8, text, "all")) return &LEVELS;
+    for (&ALL_LEVELS, 0..) |level, k| {
+        if (std.mem.eql(u8, text, @tagName(level))) return ALL_LEVELS[k..][0..1];
+    }
+    return usage.fail("--level must be one of v0, v1, v2, v3, v4, fused, fused-simd or all, got {f}", .{shown(text)});
+}
+
+const FLAGS = [_][]const u8{ "--level", "--iters", "--seed", "--threads", "--json", "--eval" };
+
+fn is_flag(arg: []const u8) bool {
+    for (FLAGS) |flag| if (std.mem.eql(u8, arg, flag)) return true;
+    return false;
+}
+
+/// Options from the arguments after the program name.
+fn parse(usage: *Usage, args: []const [:0]const u8, cpus: usize) error{Usage}!Options {
+    if (args.len == 1 and std.mem.eql(u8, args[0], "--help")) return .{ .mode = .help, .threads = cpus };
+    if (args.len == 1 and std.mem.eql(u8, args[0], "--version")) return .{ .mode = .version, .threads = cpus };
+    var opts: Options = .{ .mode = .run, .threads = cpus };
+    var seen: [FLAGS.len][]const u8 = undefined; // each flag at most once, in order
+    var n_seen: usize = 0;
+    var i: usize = 0;
+    while (i < args.len) {
+        const flag: []const u8 = args[i];
+        if (std.mem.eql(u8, flag, "--help") or std.mem.eql(u8, flag, "--version"))
+            return usage.fail("{s} takes no other arguments", .{flag});
+        if (!is_flag(flag)) return usage.fail("unknown argument {f} (try --help)", .{shown(flag)});
+        for (seen[0..n_seen]) |other| {
+            if (std.mem.eql(u8, other, flag)) return usage.fail("{s} given twice", .{flag});
+        }
+        seen[n_seen] = flag;
+        n_seen += 1;
+        const arity: usize = if (std.mem.eql(u8, flag, "--json")) 0 else if (std.mem.eql(u8, flag, "--eval")) 2 else 1;
+        if (i + arity >= args.len)
+            return usage.fail("{s} needs {s}", .{ flag, if (arity == 2) "two values" else "a value" });
+        const value: [:0]const u8 = if (arity > 0) args[i + 1] else "";
+        if (std.mem.eql(u8, flag, "--json")) {
+            opts.json = true;
+        } else if (std.mem.eql(u8, flag, "--level")) {
+            opts.levels = try parse_level(usage, value);
+        } else if (std.mem.eql(u8, flag, "--iters")) {
+            opts.iters = try parse_uint(usage, flag, value, 1, MAX_ITERS);
+        } else if (std.mem.eql(u8, flag, "--seed")) {
+            opts.seed = try parse_uint(usage, flag, value, 0, std.math.maxInt(u64));
+        } else if (std.mem.eql(u8, flag, "--threads")) {
+            opts.threads = @intCast(try parse_uint(usage, flag, value, 1, MAX_THREADS));
+        } else { // --eval X Y
+            opts.mode = .eval;
+            opts.x = try parse_point(usage, flag, value);
+            opts.y = try parse_point(usage, flag, args[i + 2]);
+        }
+        i += 1 + arity;
+    }
+    if (opts.mode == .eval) {
+        for (seen[0..n_seen]) |other| {
+            if (!std.mem.eql(u8, other, "--eval") and !std.mem.eql(u8, other, "--json"))
+                return usage.fail("--eval takes no {s}", .{other});
+        }
+    }
+    return opts;
+}
+
+// ---- report: output of contract §5 --------------------------------------------------------------
+
+const IMPL = "zig";
+
+/// v formatted by a printf-style spec such as "%.17g", by the C library (C locale), into buf.
+fn fmt(buf: *[64]u8, v: f64, spec: [*:0]const u8) []const u8 {
+    const n: usize = @intCast(strfromd(buf, buf.len, spec, v));
+    return buf[0..@min(n, buf.len - 1)];
+}
+
+/// 17 significant digits: enough to round-trip any double.
+fn g17(buf: *[64]u8, v: f64) []const u8 {
+    return fmt(buf, v, "%.17g");
+}
+
+const Result = struct {
+    level: Level,
+    iters: u64,
+    seed: u64,
+    threads: usize,
+    seconds: f64,
+    sums: Sums,
+
+    fn ns_per_iter(self: Result) f64 {
+        return self.seconds * 1e9 / @as(f64, @floatFromInt(self.iters));
+    }
+};
+
+const Column = struct { name: []const u8, width: i32 };
+const COLUMNS = [_]Column{
+    .{ .name = "impl", .width = 6 },     .{ .name = "level", .width = 11 },   .{ .name = "threads", .width = -7 },
+    .{ .name = "iters", .width = -14 },  .{ .name = "seconds", .width = -10 }, .{ .name = "ns/iter", .width = -10 },
+    .{ .name = "vs v0", .width = -8 },   .{ .name = "sum_f", .width = -25 },  .{ .name = "sum_dx", .width = -25 },
+    .{ .name = "sum_dy", .width = -25 },
+};
+
+/// Cells padded to COLUMNS' widths (negative: right-aligned), two spaces apart, trailing spaces
+/// removed, then a newline.
+fn row(w: *std.Io.Writer, cells: [COLUMNS.len][]const u8) std.Io.Writer.Error!void {
+    var buf: [512]u8 = undefined;
+    var line = std.Io.Writer.fixed(&buf);
+    for (cells, COLUMNS, 0..) |cell, col, k| {
+        if (k > 0) try line.writeAll("  ");
+        const width: usize = @abs(col.width);
+        const pad = width -| cell.len;
+        if (col.width < 0) try line.splatByteAll(' ', pad);
+        try line.writeAll(cell);
+        if (col.width > 0) try line.splatByteAll(' ', pad);
+    }
+    try w.writeAll(std.mem.trimEnd(u8, line.buffered(), " "));
+    try w.writeByte('\n');
+}
+
+fn text_header(w: *std.Io.Writer) std.Io.Writer.Error!void {
+    var cells: [COLUMNS.len][]const u8 = undefined;
+    for (&cells, COLUMNS) |*cell, col| cell.* = col.name;
+    try row(w, cells);
+}
+
+/// One result as a table row; `vs v0` is v0's time over this one (0: no v0 run).
+fn text_line(w: *std.Io.Writer, r: Result, v0_seconds: f64) std.Io.Writer.Error!void {
+    var b: [9][64]u8 = undefined;
+    var speedup: []const u8 = "-";
+    if (v0_seconds > 0.0 and r.seconds > 0.0) {
+        const ratio = fmt(&b[0], v0_seconds / r.seconds, "%.1f");
+        b[0][ratio.len] = 'x';
+        speedup = b[0][0 .. ratio.len + 1];
+    }
+    const threads = std.fmt.bufPrint(&b[1], "{d}", .{r.threads}) catch unreachable;
+    const iters = std.fmt.bufPrint(&b[2], "{d}", .{r.iters}) catch unreachable;
+    try row(w, .{ IMPL, @tagName(r.level), threads, iters, fmt(&b[3], r.seconds, "%.3f"), fmt(&b[4], r.ns_per_iter(), "%.2f"), speedup, g17(&b[5], r.sums.f), g17(&b[6], r.sums.dx), g17(&b[7], r.sums.dy) });
+}
+
+fn json_line(w: *std.Io.Writer, r: Result) std.Io.Writer.Error!void {
+    var b: [5][64]u8 = undefined;
+    try w.print("{{\"impl\": \"{s}\", \"level\": \"{s}\", \"iters\": {d}, \"seed\": {d}, \"threads\": {d}, " ++
+        "\"seconds\": {s}, \"ns_per_iter\": {s}, \"sum_f\": {s}, \"sum_dx\": {s}, \"sum_dy\": {s}}}\n", .{
+        IMPL,                    @tagName(r.level),             r.iters,               r.seed,
+        r.threads,               g17(&b[0], r.seconds),         g17(&b[1], r.ns_per_iter()), g17(&b[2], r.sums.f),
+        g17(&b[3], r.sums.dx),   g17(&b[4], r.sums.dy),
+    });
+}
+
+fn eval_text(w: *std.Io.Writer, x: f64, y: f64, p: Point3) std.Io.Writer.Error!void {
+    var b: [5][64]u8 = undefined;
+    try w.print("x {s}  y {s}  f {s}  dfdx {s}  dfdy {s}\n", .{ g17(&b[0], x), g17(&b[1], y), g17(&b[2], p.f), g17(&b[3], p.dfdx), g17(&b[4], p.dfdy) });
+}
+
+fn eval_json(w: *std.Io.Writer, x: f64, y: f64, p: Point3) std.Io.Writer.Error!void {
+    var b: [5][64]u8 = undefined;
+    try w.print("{{\"impl\": \"{s}\", \"x\": {s}, \"y\": {s}, \"f\": {s}, \"dfdx\": {s}, \"dfdy\": {s}}}\n", .{ IMPL, g17(&b[0], x), g17(&b[1], y), g17(&b[2], p.f), g17(&b[3], p.dfdx), g17(&b[4], p.dfdy) });
+}
+
+// ---- autograd: entry, dispatch, output ----------------------------------------------------------
+
+const VERSION_TEXT = "autograd (zig) 0.1.0";
+const HELP_TEXT =
+    \\usage: autograd [--level v0|v1|v2|v3|v4|fused|fused-simd|all] [--iters N] [--seed S]
+    \\                [--threads T] [--json]
+    \\       autograd --eval X Y [--json]
+    \\       autograd --help | --version
+    \\
+    \\Runs N forward/backward passes of f(x, y) = softplus((x + y) * x) through a
+    \\reverse-mode autograd at each optimization level and prints the time and the
+    \\checksums (sums of f, df/dx and df/dy over the samples).
+    \\
+    \\  --level L    v0 naive, v1 pool, v2 tape, v3 simd, v4 threads, all (v0..v4,
+    \\               the default), or a baseline: fused, fused-simd
+    \\  --iters N    samples, 1..10^12 (default 10000000)
+    \\  --seed S     input stream seed, 0..2^64-1 (default 42)
+    \\  --threads T  threads for v4, 1..1024 (default: the CPUs this process may use)
+    \\  --json       one JSON object per line instead of the table
+    \\  --eval X Y   f and its gradient at one point, through the v2 tape
+    \\
+;
+
+/// CPUs in this process's affinity mask (what taskset or a container allows); std.Thread asks
+/// sched_getaffinity with room for 1024 CPUs.
+fn cpus_available() usize {
+    return @max(std.Thread.getCpuCount() catch 1, 1);
+}
+
+fn run_level(gpa: Allocator, level: Level, seed: u64, n: u64, threads: usize) Allocator.Error!Sums {
+    return switch (level) {
+        .v0 => try run_v0(gpa, seed, n),
+        .v1 => run_v1(seed, n),
+        .v2 => run_v2(seed, n),
+        .v3 => run_v3(seed, n),
+        .v4 => run_v4(seed, n, threads),
+        .fused => run_fused(seed, n),
+        .@"fused-simd" => run_fused_simd(seed, n),
+    };
+}
+
+const RunError = Allocator.Error || std.Io.Writer.Error;
+
+fn run(io: std.Io, gpa: Allocator, out: *std.Io.Writer, opts: Options) RunError!void {
+    if (!opts.json) {
+        try text_header(out);
+        try out.flush();
+    }
+    var v0_seconds: f64 = 0.0;
+    for (opts.levels) |level| {
+        const threads: usize = if (level == .v4) opts.threads else 1;
+        const start = std.Io.Clock.awake.now(io);
+        const sums = try run_level(gpa, level, opts.seed, opts.iters, threads);
+        const ns = start.durationTo(std.Io.Clock.awake.now(io)).nanoseconds;
+        const seconds = @as(f64, @floatFromInt(ns)) / 1e9;
+        const r: Result = .{ .level = level, .iters = opts.iters, .seed = opts.seed, .threads = threads, .seconds = seconds, .sums = sums };
+        if (level == .v0) v0_seconds = seconds;
+        if (opts.json) try json_line(out, r) else try text_line(out, r, v0_seconds);
+        try out.flush(); // each row as soon as its level finishes
+    }
+}
+
+fn evaluate(usage: *Usage, out: *std.Io.Writer, opts: Options) (error{Usage} || std.Io.Writer.Error)!void {
+    const r = eval_point(opts.x, opts.y);
+    const p = (opts.x + opts.y) * opts.x;
+    if (!std.math.isFinite(p)) return usage.fail("(X + Y) * X overflows at this point", .{});
+    for ([_]f64{ r.f, r.dfdx, r.dfdy }) |v| {
+        if (!std.math.isFinite(v)) return usage.fail("the result overflows at this point", .{});
+    }
+    if (opts.json) try eval_json(out, opts.x, opts.y, r) else try eval_text(out, opts.x, opts.y, r);
+    try out.flush();
+}
+
+fn fail_exit(io: std.Io, message: []const u8, status: u8) u8 {
+    var buf: [4096]u8 = undefined;
+    var w = std.Io.File.stderr().writerStreaming(io, &buf);
+    w.interface.print("error: {s}\n", .{message}) catch {};
+    w.interface.flush() catch {};
+    return status;
+}
+
+pub fn main(init: std.process.Init) u8 {
+    const io = init.io;
+    const arena = init.arena.allocator();
+    var usage: Usage = .{ .arena = arena };
+    const argv = init.minimal.args.vector;
+    const args = arena.alloc([:0]const u8, argv.len -| 1) catch return fail_exit(io, "out of memory", 2);
+    for (args, 1..) |*arg, k| arg.* = std.mem.span(argv[k]);
+
+    var out_buf: [4096]u8 = undefined;
+    var stdout = std.Io.File.stdout().writerStreaming(io, &out_buf);
+    const out = &stdout.interface;
+
+    const opts = parse(&usage, args, cpus_available()) catch return fail_exit(io, usage.message, 2);
+    switch (opts.mode) {
+        .help => out.writeAll(HELP_TEXT) catch {},
+        .version => out.writeAll(VERSION_TEXT ++ "\n") catch {},
+        .eval => evaluate(&usage, out, opts) catch |err| switch (err) {
+            error.Usage => return fail_exit(io, usage.message, 2),
+            error.WriteFailed => return 1,
+        },
+        // v0's nodes come from the C library's malloc/free (std.heap.c_allocator), the allocator
+        // the C port's v0 uses, rather than init.gpa (which is c_allocator only in release builds).
+        .run => run(io, std.heap.c_allocator, out, opts) catch |err| switch (err) {
+            error.OutOfMemory => return fail_exit(io, "out of memory", 1),
+            error.WriteFailed => return 1,
+        },
+    }
+    out.flush() catch return 1;
+    return 0;
+}

@@ -1,0 +1,51 @@
+"""Shared fixtures: the program is built once per test session, then run as a subprocess."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BINARY = ROOT / "build" / "autograd"
+TIMEOUT = 120
+
+
+class Program:
+    """A command-line implementation of the contract, run as a subprocess."""
+
+    def __init__(self, argv: list[str]):
+        self.argv = argv
+
+    def run(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+        return subprocess.run(self.argv + list(args), capture_output=True, text=True,
+                              timeout=TIMEOUT, env=env)
+
+    def ok(self, *args: str) -> str:
+        """stdout of a run that must succeed."""
+        proc = self.run(*args)
+        assert proc.returncode == 0, f"{args}: exit {proc.returncode}, stderr {proc.stderr!r}"
+        assert proc.stderr == ""
+        return proc.stdout
+
+    def records(self, *args: str) -> list[dict]:
+        """The JSON Lines of a successful --json run."""
+        return [json.loads(line) for line in self.ok(*args, "--json").splitlines()]
+
+    def sums(self, level: str, n: int, seed: int = 42, threads: int | None = None) -> tuple[float, float, float]:
+        extra = ["--threads", str(threads)] if threads is not None else []
+        (r,) = self.records("--level", level, "--iters", str(n), "--seed", str(seed), *extra)
+        return r["sum_f"], r["sum_dx"], r["sum_dy"]
+
+    def eval(self, x: float | str, y: float | str) -> tuple[float, float, float]:
+        (r,) = self.records("--eval", str(x), str(y))
+        return r["f"], r["dfdx"], r["dfdy"]
+
+
+@pytest.fixture(scope="session")
+def codon() -> Program:
+    """The Codon program, built (if out of date) once per session with the project's Makefile."""
+    subprocess.run(["make", "-s", "build/autograd"], cwd=ROOT, check=True, env=os.environ.copy())
+    return Program([str(BINARY)])
