@@ -1,7 +1,8 @@
 // autograd: millions of forward/backward passes of f(x, y) = softplus((x + y) * x)
 // through a reverse-mode autograd, level by level (docs/contract.md). The Rust port of
 // the Codon program: one file, std only, laid out in the order of the Codon modules
-// (rng, ops, graph, naive, pool, tape, fused, the batched levels, cli, report, main)
+// (rng, ops, graph, naive, pool, tape, fused, vmath, simd, threads, fused-simd, cli,
+// report, main)
 // so that the two can be read side by side.
 //
 // Build: rustc -C opt-level=3 -C target-cpu=native -o build/autograd-rust ports/rust/autograd.rs
@@ -283,6 +284,7 @@ struct Tape {
 }
 
 impl Tape {
+    #[inline]
     fn new() -> Tape {
         Tape {
             vars: Box::new([Var { val: 0.0, grad: 0.0 }; MAX_VARS]),
@@ -292,24 +294,29 @@ impl Tape {
         }
     }
 
+    #[inline]
     fn reset(&mut self) {
         self.n_vars = 0;
         self.n_ops = 0;
     }
 
+    #[inline]
     fn val(&self, i: usize) -> f64 {
         self.vars[i].val
     }
 
+    #[inline]
     fn grad(&self, i: usize) -> f64 {
         self.vars[i].grad
     }
 
+    #[inline]
     fn add_grad(&mut self, i: usize, g: f64) {
         self.vars[i].grad += g;
     }
 
     /// A new input var; returns its id.
+    #[inline]
     fn leaf(&mut self, val: f64) -> usize {
         self.vars[self.n_vars] = Var { val, grad: 0.0 };
         self.n_vars += 1;
@@ -317,6 +324,7 @@ impl Tape {
     }
 
     /// Record op `kind` on inputs a, b with result `val`; returns the result's id.
+    #[inline]
     fn push(&mut self, kind: Kind, a: usize, b: usize, val: f64) -> usize {
         let out = self.leaf(val);
         self.ops[self.n_ops] = Op { kind, a, b, out };
@@ -324,16 +332,19 @@ impl Tape {
         out
     }
 
+    #[inline]
     fn push_sum(&mut self, a: usize, b: usize) -> usize {
         let val = self.val(a) + self.val(b);
         self.push(Kind::Sum, a, b, val)
     }
 
+    #[inline]
     fn push_prod(&mut self, a: usize, b: usize) -> usize {
         let val = self.val(a) * self.val(b);
         self.push(Kind::Prod, a, b, val)
     }
 
+    #[inline]
     fn push_softplus(&mut self, a: usize) -> usize {
         // exp(-|p|) is saved in a var of its own, so that backward reuses it (each
         // result computed once); the op names it as its second input.
@@ -344,7 +355,7 @@ impl Tape {
     }
 
     /// Reverse sweep: every grad from 0, grad(out) = 1, then each op's local rule.
-    #[inline]
+    #[inline(always)] // as Codon's @inline
     fn backward(&mut self, out: usize) {
         for i in 0..self.n_vars {
             self.vars[i].grad = 0.0;
@@ -374,7 +385,7 @@ impl Tape {
 }
 
 /// One forward pass of f(x, y) = softplus((x + y) * x); returns the ids of x, y, f.
-#[inline]
+#[inline(always)] // as Codon's @inline
 fn record(tape: &mut Tape, xv: f64, yv: f64) -> (usize, usize, usize) {
     tape.reset();
     let x = tape.leaf(xv);
@@ -426,27 +437,27 @@ fn run_fused(seed: u64, n: u64) -> Sums {
     Sums { f: sum_f, dx: sum_dx, dy: sum_dy }
 }
 
-// ---------------------------------------------------------------- batched (v3, v4, fused-simd)
-// Levels v3 (simd) and v4 (threads): the v2 tape over BATCH samples at once. Each var
-// holds BATCH lanes (structure of arrays), each op is a loop over all lanes that LLVM
-// vectorizes (AVX2: 4 doubles), and exp/log1p come from glibc's vector math library.
+// ---------------------------------------------------------------- vmath
+// Vector exp and log1p for the batched levels: glibc's libmvec, 4 doubles per call
+// (AVX2). rustc has no vector-math library to vectorize exp/log1p calls with, so the
+// 4-lane variants are called directly; the other lane arithmetic is left to LLVM's
+// loop vectorizer.
 
-/// Lanes per batch. 256 measured best here (see README): big enough that per-op
-/// overhead vanishes, small enough that the tape (2 x 6 x 2 KiB) stays in L1.
+/// Lanes per batch: 256, as in the Codon program; measured against 64..1024 here
+/// too (README). The tape's val and grad (2 x 6 x 2 KiB) stay in L1.
 const BATCH: usize = 256;
-const _: () = assert!(BATCH % 4 == 0, "BATCH must be a multiple of the vector width");
+const WIDTH: usize = 4; // doubles per libmvec call
+const _: () = assert!(BATCH.is_multiple_of(WIDTH), "BATCH must be a multiple of WIDTH");
 
 type Lanes = [f64; BATCH];
 
-// Rust does not vectorize calls to exp/log1p itself (rustc offers no vector library),
-// so the 4-lane AVX2 variants of glibc's libmvec are called directly. They take and
-// return a __m256d in ymm0, which is the C ABI for __m256d when AVX is enabled; but
-// stable Rust refuses SIMD types in `extern` declarations (feature simd_ffi), so the
-// symbols are declared without a signature and called through a function pointer of
-// the right type (LLVM still emits a direct call through the GOT).
+// The libmvec functions take and return a __m256d in ymm0, which is the C ABI for
+// __m256d when AVX is enabled; but stable Rust refuses SIMD types in `extern` blocks
+// (feature simd_ffi), so the symbols are declared without a signature and called
+// through a function pointer of the right type (LLVM still emits a direct call).
 #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
 mod vmath {
-    use super::Lanes;
+    use super::{Lanes, WIDTH};
     use std::arch::x86_64::{__m256d, _mm256_loadu_pd, _mm256_storeu_pd};
 
     #[link(name = "mvec")]
@@ -455,60 +466,74 @@ mod vmath {
         fn _ZGVdN4v_log1p();
     }
 
-    #[allow(improper_ctypes_definitions)] // __m256d is passed in ymm0: see above
+    #[allow(improper_ctypes_definitions)] // __m256d travels in ymm0: see above
     type VectorFn = unsafe extern "C" fn(__m256d) -> __m256d;
 
-    /// out[j] = f(x[j]) for every lane, 4 at a time, f one of the libmvec functions.
+    /// out[j] = f(src[j]) for every lane, WIDTH at a time; f is one of the libmvec
+    /// functions above. `src` may be `out` itself.
     #[inline(always)]
-    fn map_lanes(f: unsafe extern "C" fn(), x: &Lanes, out: &mut Lanes) {
-        // SAFETY: f is _ZGVdN4v_exp or _ZGVdN4v_log1p, whose real signature is VectorFn.
-        let f: VectorFn = unsafe { std::mem::transmute(f) };
-        for (xc, oc) in x.chunks_exact(4).zip(out.chunks_exact_mut(4)) {
-            // SAFETY: each chunk is exactly 4 doubles; AVX2 is enabled (cfg above).
-            unsafe { _mm256_storeu_pd(oc.as_mut_ptr(), f(_mm256_loadu_pd(xc.as_ptr()))) }
+    unsafe fn map_lanes(f: unsafe extern "C" fn(), src: *const f64, out: *mut f64) {
+        // SAFETY (caller): f's real signature is VectorFn, and src, out hold BATCH
+        // doubles; AVX2 is enabled (cfg above).
+        unsafe {
+            let f: VectorFn = std::mem::transmute(f);
+            for j in (0..super::BATCH).step_by(WIDTH) {
+                _mm256_storeu_pd(out.add(j), f(_mm256_loadu_pd(src.add(j))));
+            }
         }
     }
 
-    /// out[j] = exp(x[j]) for every lane.
+    /// out[j] = exp(-|p[j]|) for every lane.
     #[inline]
-    pub fn exp_lanes(x: &Lanes, out: &mut Lanes) {
-        map_lanes(_ZGVdN4v_exp, x, out)
+    pub fn exp_neg_abs_lanes(p: &Lanes, out: &mut Lanes) {
+        for j in 0..super::BATCH {
+            out[j] = -p[j].abs();
+        }
+        let o = out.as_mut_ptr();
+        // SAFETY: _ZGVdN4v_exp is exp's 4-lane variant; o points to BATCH doubles.
+        unsafe { map_lanes(_ZGVdN4v_exp, o, o) }
     }
 
-    /// out[j] = log1p(x[j]) for every lane.
+    /// out[j] = log1p(src[j]) for every lane.
     #[inline]
-    pub fn log1p_lanes(x: &Lanes, out: &mut Lanes) {
-        map_lanes(_ZGVdN4v_log1p, x, out)
+    pub fn log1p_lanes(src: &Lanes, out: &mut Lanes) {
+        // SAFETY: _ZGVdN4v_log1p is log1p's 4-lane variant; both hold BATCH doubles.
+        unsafe { map_lanes(_ZGVdN4v_log1p, src.as_ptr(), out.as_mut_ptr()) }
     }
 }
 
-// Without AVX2 (another target-cpu) the lanes fall back to scalar libm: same results
-// within the v3 tolerance, only slower.
+// Without AVX2 (another target-cpu or architecture) the lanes fall back to scalar
+// libm: the same results within the v3 tolerance, only slower.
 #[cfg(not(all(target_arch = "x86_64", target_feature = "avx2")))]
 mod vmath {
     use super::Lanes;
 
-    pub fn exp_lanes(x: &Lanes, out: &mut Lanes) {
-        for (o, v) in out.iter_mut().zip(x) {
-            *o = v.exp();
+    pub fn exp_neg_abs_lanes(p: &Lanes, out: &mut Lanes) {
+        for (o, v) in out.iter_mut().zip(p) {
+            *o = super::exp_neg_abs(*v);
         }
     }
 
-    pub fn log1p_lanes(x: &Lanes, out: &mut Lanes) {
-        for (o, v) in out.iter_mut().zip(x) {
+    pub fn log1p_lanes(src: &Lanes, out: &mut Lanes) {
+        for (o, v) in out.iter_mut().zip(src) {
             *o = v.ln_1p();
         }
     }
 }
 
-use vmath::{exp_lanes, log1p_lanes};
+use vmath::{exp_neg_abs_lanes, log1p_lanes};
+
+// ---------------------------------------------------------------- simd (v3)
+// Level v3 (simd): the v2 tape over a batch of BATCH samples. Each var holds BATCH
+// lanes (structure of arrays), each op is a loop over its lanes that LLVM vectorizes,
+// and exp/log1p are glibc's vector versions. The ops and their order are v2's.
 
 /// The v2 tape with BATCH lanes per var: val and grad are MAX_VARS x BATCH arrays,
-/// var i's lanes in row i; ops as in v2.
+/// var i's lanes at [i * BATCH, (i + 1) * BATCH); ops as in v2.
 struct BatchTape {
     val: Box<[Lanes; MAX_VARS]>,
     grad: Box<[Lanes; MAX_VARS]>,
-    ops: [Op; MAX_OPS],
+    ops: Box<[Op; MAX_OPS]>,
     n_vars: usize,
     n_ops: usize,
 }
@@ -518,7 +543,7 @@ impl BatchTape {
         BatchTape {
             val: Box::new([[0.0; BATCH]; MAX_VARS]),
             grad: Box::new([[0.0; BATCH]; MAX_VARS]),
-            ops: [NO_OP; MAX_OPS],
+            ops: Box::new([NO_OP; MAX_OPS]),
             n_vars: 0,
             n_ops: 0,
         }
@@ -529,30 +554,18 @@ impl BatchTape {
         self.n_ops = 0;
     }
 
-    fn val(&self, i: usize) -> &Lanes {
+    fn vals(&self, i: usize) -> &Lanes {
         &self.val[i]
     }
 
-    fn grad(&self, i: usize) -> &Lanes {
+    fn grads(&self, i: usize) -> &Lanes {
         &self.grad[i]
     }
 
-    /// A new var; returns its id. The caller fills its lanes (val_mut or an op).
-    fn leaf(&mut self) -> usize {
-        self.n_vars += 1;
-        self.n_vars - 1
-    }
-
-    fn val_mut(&mut self, i: usize) -> &mut Lanes {
-        &mut self.val[i]
-    }
-
-    /// Record op `kind` on inputs a, b; returns the id of its (not yet filled) result.
-    fn push(&mut self, kind: Kind, a: usize, b: usize) -> usize {
-        let out = self.leaf();
-        self.ops[self.n_ops] = Op { kind, a, b, out };
-        self.n_ops += 1;
-        out
+    /// The lanes of vars i < j, both writable (how the caller fills two leaves).
+    fn vals_mut2(&mut self, i: usize, j: usize) -> (&mut Lanes, &mut Lanes) {
+        let (below, rest) = self.val.split_at_mut(j);
+        (&mut below[i], &mut rest[0])
     }
 
     /// The vals below `out` (an op's inputs) and out's lanes, borrowed together: an
@@ -562,12 +575,26 @@ impl BatchTape {
         (inputs, &mut rest[0])
     }
 
+    /// A new var; the caller fills its lanes. Returns its id.
+    fn leaf(&mut self) -> usize {
+        self.n_vars += 1;
+        self.n_vars - 1
+    }
+
+    /// Record op `kind` on inputs a, b; returns the id of its output, for the caller to fill.
+    fn push(&mut self, kind: Kind, a: usize, b: usize) -> usize {
+        let out = self.leaf();
+        self.ops[self.n_ops] = Op { kind, a, b, out };
+        self.n_ops += 1;
+        out
+    }
+
     fn push_sum(&mut self, a: usize, b: usize) -> usize {
         let out = self.push(Kind::Sum, a, b);
         let (v, o) = self.inputs_and_out(out);
-        let (va, vb) = (&v[a], &v[b]);
+        let (u, w) = (&v[a], &v[b]);
         for j in 0..BATCH {
-            o[j] = va[j] + vb[j];
+            o[j] = u[j] + w[j];
         }
         out
     }
@@ -575,38 +602,30 @@ impl BatchTape {
     fn push_prod(&mut self, a: usize, b: usize) -> usize {
         let out = self.push(Kind::Prod, a, b);
         let (v, o) = self.inputs_and_out(out);
-        let (va, vb) = (&v[a], &v[b]);
+        let (u, w) = (&v[a], &v[b]);
         for j in 0..BATCH {
-            o[j] = va[j] * vb[j];
+            o[j] = u[j] * w[j];
         }
         out
     }
 
     fn push_softplus(&mut self, a: usize) -> usize {
-        // exp(-|p|) saved in its own var, exactly as in v2.
+        // As in v2, exp(-|p|) gets a var of its own, named as the op's second input.
         let e = self.leaf();
-        {
-            let (v, ev) = self.inputs_and_out(e);
-            let p = &v[a];
-            let mut neg_abs = [0.0; BATCH];
-            for j in 0..BATCH {
-                neg_abs[j] = -p[j].abs();
-            }
-            exp_lanes(&neg_abs, ev);
-        }
+        let (v, ve) = self.inputs_and_out(e);
+        exp_neg_abs_lanes(&v[a], ve);
         let out = self.push(Kind::Softplus, a, e);
         let (v, o) = self.inputs_and_out(out);
-        let (p, ev) = (&v[a], &v[e]);
-        log1p_lanes(ev, o);
+        let (p, ve) = (&v[a], &v[e]);
+        log1p_lanes(ve, o);
         for j in 0..BATCH {
-            // softplus_e(p, e), with log1p(e) already in o[j]
-            o[j] = if p[j] > 0.0 { p[j] + o[j] } else { o[j] };
+            o[j] = if p[j] > 0.0 { p[j] + o[j] } else { o[j] }; // softplus_e, lane-wise
         }
         out
     }
 
-    /// Reverse sweep: grads zeroed, grad(out) = 1 in every lane, ops in reverse,
-    /// each rule a loop over the lanes.
+    /// Reverse sweep, lane-wise: grads from 0, grad(out) = 1, each op's local rule.
+    #[inline]
     fn backward(&mut self, out: usize) {
         for row in self.grad[..self.n_vars].iter_mut() {
             *row = [0.0; BATCH];
@@ -614,11 +633,11 @@ impl BatchTape {
         self.grad[out] = [1.0; BATCH];
         for k in (0..self.n_ops).rev() {
             let op = self.ops[k];
-            // An op's inputs precede its output: split so g and the inputs' grads
-            // can be borrowed together.
+            // The inputs precede the output: split the grads there, so that g and
+            // the inputs' grads can be borrowed together.
             let (grads, rest) = self.grad.split_at_mut(op.out);
             let g = &rest[0];
-            let val = &self.val;
+            let (va, vb) = (&self.val[op.a], &self.val[op.b]);
             match op.kind {
                 Kind::Sum => {
                     let ga = &mut grads[op.a];
@@ -631,7 +650,6 @@ impl BatchTape {
                     }
                 }
                 Kind::Prod => {
-                    let (va, vb) = (&val[op.a], &val[op.b]);
                     let ga = &mut grads[op.a];
                     for j in 0..BATCH {
                         ga[j] += vb[j] * g[j];
@@ -642,11 +660,10 @@ impl BatchTape {
                     }
                 }
                 _ => {
-                    // SOFTPLUS
-                    let (p, e) = (&val[op.a], &val[op.b]);
+                    // SOFTPLUS: b holds exp(-|a|)
                     let ga = &mut grads[op.a];
                     for j in 0..BATCH {
-                        ga[j] += sigmoid_e(p[j], e[j]) * g[j];
+                        ga[j] += sigmoid_e(va[j], vb[j]) * g[j];
                     }
                 }
             }
@@ -654,28 +671,17 @@ impl BatchTape {
     }
 }
 
-/// Batch `b`'s inputs: samples b*BATCH .. b*BATCH+m-1 in lanes 0..m; the unused
-/// lanes of a partial last batch are 0.0 (computed, never summed).
-fn fill_batch(seed: u64, n: u64, b: u64, xs: &mut Lanes, ys: &mut Lanes) -> usize {
-    let base = b * BATCH as u64;
-    let m = (n - base).min(BATCH as u64) as usize;
-    for j in 0..m {
-        let (x, y) = sample(seed, base + j as u64);
-        xs[j] = x;
-        ys[j] = y;
+/// Samples first .. first+lanes-1 into the lanes of x and y; unused lanes get 0.
+fn fill_inputs(x: &mut Lanes, y: &mut Lanes, seed: u64, first: u64, lanes: usize) {
+    for j in 0..lanes {
+        (x[j], y[j]) = sample(seed, first + j as u64);
     }
-    for j in m..BATCH {
-        xs[j] = 0.0;
-        ys[j] = 0.0;
+    for j in lanes..BATCH {
+        (x[j], y[j]) = (0.0, 0.0);
     }
-    m
 }
 
-fn n_batches(n: u64) -> u64 {
-    n.div_ceil(BATCH as u64)
-}
-
-/// Per-lane accumulators (acc[j] += ... over batches), added up in lane order at the end.
+/// Per-lane running sums, so that accumulating a batch is a vector add.
 struct LaneSums {
     f: Lanes,
     dx: Lanes,
@@ -687,52 +693,45 @@ impl LaneSums {
         LaneSums { f: [0.0; BATCH], dx: [0.0; BATCH], dy: [0.0; BATCH] }
     }
 
-    /// Adds lanes 0..m of one batch's results.
     #[inline]
-    fn add(&mut self, m: usize, f: &Lanes, dx: &Lanes, dy: &Lanes) {
-        for j in 0..m {
+    fn add(&mut self, f: &Lanes, dx: &Lanes, dy: &Lanes, lanes: usize) {
+        for j in 0..lanes {
             self.f[j] += f[j];
             self.dx[j] += dx[j];
             self.dy[j] += dy[j];
         }
     }
 
+    /// The lanes added up in lane order.
     fn total(&self) -> Sums {
         let mut s = Sums { f: 0.0, dx: 0.0, dy: 0.0 };
         for j in 0..BATCH {
-            s.f += self.f[j];
-            s.dx += self.dx[j];
-            s.dy += self.dy[j];
+            s = s + Sums { f: self.f[j], dx: self.dx[j], dy: self.dy[j] };
         }
         s
     }
 }
 
-/// One forward pass over a batch whose input lanes are xs, ys; returns the ids of x, y, f.
-#[inline]
-fn record_batch(tape: &mut BatchTape, xs: &Lanes, ys: &Lanes) -> (usize, usize, usize) {
-    tape.reset();
-    let x = tape.leaf();
-    tape.val_mut(x).copy_from_slice(xs);
-    let y = tape.leaf();
-    tape.val_mut(y).copy_from_slice(ys);
-    let s = tape.push_sum(x, y);
-    let p = tape.push_prod(s, x);
-    let f = tape.push_softplus(p);
-    (x, y, f)
+fn n_batches(n: u64) -> u64 {
+    n.div_ceil(BATCH as u64)
 }
 
-/// Batches [first, last) of the n samples through one batch tape: the work of v3,
-/// and of one v4 thread.
-fn run_batches(seed: u64, n: u64, first: u64, last: u64) -> Sums {
+/// Batches [first_batch, end_batch) of the n samples through one batch tape.
+fn run_batches(seed: u64, n: u64, first_batch: u64, end_batch: u64) -> Sums {
     let mut tape = BatchTape::new();
     let mut acc = LaneSums::new();
-    let (mut xs, mut ys) = ([0.0; BATCH], [0.0; BATCH]);
-    for b in first..last {
-        let m = fill_batch(seed, n, b, &mut xs, &mut ys);
-        let (x, y, f) = record_batch(&mut tape, &xs, &ys);
+    for batch in first_batch..end_batch {
+        let first = batch * BATCH as u64;
+        let lanes = (n - first).min(BATCH as u64) as usize;
+        tape.reset();
+        let (x, y) = (tape.leaf(), tape.leaf());
+        let (xs, ys) = tape.vals_mut2(x, y);
+        fill_inputs(xs, ys, seed, first, lanes);
+        let s = tape.push_sum(x, y);
+        let p = tape.push_prod(s, x);
+        let f = tape.push_softplus(p);
         tape.backward(f);
-        acc.add(m, tape.val(f), tape.grad(x), tape.grad(y));
+        acc.add(tape.vals(f), tape.grads(x), tape.grads(y), lanes);
     }
     acc.total()
 }
@@ -741,60 +740,70 @@ fn run_v3(seed: u64, n: u64) -> Sums {
     run_batches(seed, n, 0, n_batches(n))
 }
 
-/// v3 with the batches split across `threads` scoped threads in contiguous ranges
-/// (thread t takes [t*nb/T, (t+1)*nb/T)), partial sums combined in thread order.
+// ---------------------------------------------------------------- threads (v4)
+// Level v4 (threads): v3 with the batches split into T contiguous ranges, one per
+// scoped std::thread, each with its own batch tape and lane sums; the partial sums are
+// added in thread order, so a given T always gives the same digits.
+
 fn run_v4(seed: u64, n: u64, threads: usize) -> Sums {
     let nb = n_batches(n);
     let t_count = threads.max(1) as u64;
     let range = |t: u64| (t * nb / t_count, (t + 1) * nb / t_count);
-    std::thread::scope(|scope| {
-        // Thread 0's range runs on the calling thread, like an OpenMP team's master.
-        let handles: Vec<_> = (1..t_count)
+    let partial: Vec<Sums> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (1..t_count)
             .map(|t| {
-                let (lo, hi) = range(t);
-                std::thread::Builder::new().spawn_scoped(scope, move || run_batches(seed, n, lo, hi))
+                let (first, end) = range(t);
+                std::thread::Builder::new().spawn_scoped(scope, move || run_batches(seed, n, first, end))
             })
             .collect();
-        let (lo, hi) = range(0);
-        let mut total = run_batches(seed, n, lo, hi);
-        for (t, h) in (1..t_count).zip(handles) {
-            // A thread that could not start (or failed) has its range redone here:
-            // the same numbers, in the same order.
-            let part = match h.map(|h| h.join()) {
-                Ok(Ok(part)) => part,
+        // Range 0 runs on this thread, as an OpenMP team's master thread does.
+        let (first, end) = range(0);
+        let mut partial = vec![run_batches(seed, n, first, end)];
+        for (t, worker) in (1..t_count).zip(workers) {
+            // A thread that could not be started has its range done here instead:
+            // the same numbers, added in the same place.
+            partial.push(match worker.map(|w| w.join()) {
+                Ok(Ok(sums)) => sums,
                 _ => {
-                    let (lo, hi) = range(t);
-                    run_batches(seed, n, lo, hi)
+                    let (first, end) = range(t);
+                    run_batches(seed, n, first, end)
                 }
-            };
-            total = total + part;
+            });
         }
-        total
-    })
+        partial
+    });
+    let mut total = Sums { f: 0.0, dx: 0.0, dy: 0.0 };
+    for sums in partial {
+        total = total + sums;
+    }
+    total
 }
 
-/// Baseline `fused-simd` (not a level): the v3 math over the same batches and vector
-/// math, written out by hand with no tape: the floor for v3 and v4.
+// ---------------------------------------------------------------- fused-simd (baseline)
+// Baseline `fused-simd` (not a level): the same over batches of BATCH samples with
+// v3's vector math and lane sums, no tape: the floor for v3 and v4.
+
 fn run_fused_simd(seed: u64, n: u64) -> Sums {
+    let (mut x, mut y, mut p, mut e, mut l) = ([0.0; BATCH], [0.0; BATCH], [0.0; BATCH], [0.0; BATCH], [0.0; BATCH]);
+    let (mut f, mut dx, mut dy) = ([0.0; BATCH], [0.0; BATCH], [0.0; BATCH]);
     let mut acc = LaneSums::new();
-    let (mut xs, mut ys) = ([0.0; BATCH], [0.0; BATCH]);
-    let (mut neg_abs, mut e, mut f, mut dx, mut dy) = ([0.0; BATCH], [0.0; BATCH], [0.0; BATCH], [0.0; BATCH], [0.0; BATCH]);
-    for b in 0..n_batches(n) {
-        let m = fill_batch(seed, n, b, &mut xs, &mut ys);
+    for batch in 0..n_batches(n) {
+        let first = batch * BATCH as u64;
+        let lanes = (n - first).min(BATCH as u64) as usize;
+        fill_inputs(&mut x, &mut y, seed, first, lanes);
         for j in 0..BATCH {
-            neg_abs[j] = -((xs[j] + ys[j]) * xs[j]).abs();
+            p[j] = (x[j] + y[j]) * x[j];
         }
-        exp_lanes(&neg_abs, &mut e);
-        log1p_lanes(&e, &mut f);
+        exp_neg_abs_lanes(&p, &mut e);
+        log1p_lanes(&e, &mut l);
         for j in 0..BATCH {
-            let (x, s) = (xs[j], xs[j] + ys[j]);
-            let p = s * x;
-            let g = sigmoid_e(p, e[j]);
-            f[j] = if p > 0.0 { p + f[j] } else { f[j] };
-            dx[j] = s * g + x * g;
-            dy[j] = x * g;
+            let s = x[j] + y[j];
+            let g = sigmoid_e(p[j], e[j]);
+            f[j] = if p[j] > 0.0 { p[j] + l[j] } else { l[j] };
+            dx[j] = s * g + x[j] * g;
+            dy[j] = x[j] * g;
         }
-        acc.add(m, &f, &dx, &dy);
+        acc.add(&f, &dx, &dy, lanes);
     }
     acc.total()
 }
@@ -1051,7 +1060,8 @@ fn g17(v: f64) -> String {
     format!("{}{}", sign, body)
 }
 
-struct Result_ {
+/// One level's run (the Codon program's Result; renamed, Result being Rust's error type).
+struct RunResult {
     level: &'static str,
     iters: u64,
     seed: u64,
@@ -1060,7 +1070,7 @@ struct Result_ {
     sums: Sums,
 }
 
-impl Result_ {
+impl RunResult {
     fn ns_per_iter(&self) -> f64 {
         self.seconds * 1e9 / self.iters as f64
     }
@@ -1101,7 +1111,7 @@ fn text_header() -> String {
 }
 
 /// One result as a table row; `vs v0` is v0's time over this one (0: no v0 run).
-fn text_line(r: &Result_, v0_seconds: f64) -> String {
+fn text_line(r: &RunResult, v0_seconds: f64) -> String {
     let speedup = if v0_seconds > 0.0 && r.seconds > 0.0 {
         format!("{:.1}x", v0_seconds / r.seconds)
     } else {
@@ -1127,7 +1137,7 @@ fn json_object(fields: &[(&str, String)]) -> String {
     format!("{{{}}}", members.join(", "))
 }
 
-fn json_line(r: &Result_) -> String {
+fn json_line(r: &RunResult) -> String {
     json_object(&[
         ("impl", format!("\"{}\"", IMPL)),
         ("level", format!("\"{}\"", r.level)),
@@ -1241,7 +1251,7 @@ fn run(opts: &Options) -> Result<(), Failure> {
         let start = Instant::now();
         let sums = run_level(level, opts.seed, opts.iters, threads);
         let seconds = start.elapsed().as_nanos() as f64 / 1e9;
-        let r = Result_ { level, iters: opts.iters, seed: opts.seed, threads, seconds, sums };
+        let r = RunResult { level, iters: opts.iters, seed: opts.seed, threads, seconds, sums };
         if level == "v0" {
             v0_seconds = seconds;
         }
@@ -1284,6 +1294,8 @@ fn main() {
             let _ = writeln!(io::stderr(), "error: {}", e.0);
             2
         }
+        // A reader that stops early (`| head`) is not an error worth a message.
+        Err(Failure::Output(e)) if e.kind() == io::ErrorKind::BrokenPipe => 0,
         Err(Failure::Output(e)) => {
             let _ = writeln!(io::stderr(), "error: cannot write the output: {}", e);
             1
