@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,12 +13,25 @@ ROOT = Path(__file__).resolve().parent.parent
 BINARY = ROOT / "build" / "autograd"
 TIMEOUT = 120
 
+ALL_LEVELS = ["v0", "v1", "v2", "v3", "v4", "fused", "fused-simd"]
+# Every implementation of the contract: its command, its make target (None: nothing to build), its levels.
+IMPLS = {
+    "codon": ([str(BINARY)], "build/autograd", ALL_LEVELS),
+    "c": ([str(ROOT / "build" / "autograd-c")], "build/autograd-c", ALL_LEVELS),
+    "zig": ([str(ROOT / "build" / "autograd-zig")], "build/autograd-zig", ALL_LEVELS),
+    "rust": ([str(ROOT / "build" / "autograd-rust")], "build/autograd-rust", ALL_LEVELS),
+    "python": ([sys.executable, str(ROOT / "ports" / "python" / "autograd.py")], None,
+               ["v0", "v1", "v2", "fused"]),
+}
+
 
 class Program:
     """A command-line implementation of the contract, run as a subprocess."""
 
-    def __init__(self, argv: list[str]):
+    def __init__(self, argv: list[str], name: str = "codon", levels: list[str] = ALL_LEVELS):
         self.argv = argv
+        self.name = name
+        self.levels = levels
 
     def run(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
         return subprocess.run(self.argv + list(args), capture_output=True, text=True,
@@ -49,3 +63,16 @@ def codon() -> Program:
     """The Codon program, built (if out of date) once per session with the project's Makefile."""
     subprocess.run(["make", "-s", "build/autograd"], cwd=ROOT, check=True, env=os.environ.copy())
     return Program([str(BINARY)])
+
+
+@pytest.fixture(scope="session", params=list(IMPLS))
+def impl(request, codon) -> Program:
+    """Each implementation in turn (after the Codon program, the model); skipped when it cannot be built."""
+    name = request.param
+    argv, target, levels = IMPLS[name]
+    if target is not None:
+        # The Makefile prints a skip line instead of failing when a port's compiler is missing.
+        subprocess.run(["make", "-s", target], cwd=ROOT, env=os.environ.copy())
+        if not Path(argv[0]).exists():
+            pytest.skip(f"{name}: {target} could not be built here (is its toolchain installed?)")
+    return Program(argv, name, levels)

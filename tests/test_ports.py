@@ -1,0 +1,94 @@
+"""Parity: every implementation (Codon, C, Zig, Rust, CPython) against the contract and against each other.
+
+The Codon program is the model: each port must print the same sums (digit for digit at the sequential
+levels), the same --eval results and the same table columns, and refuse the same bad inputs.
+"""
+import pytest
+
+import reference as ref
+from test_cli import BAD_ARGS
+
+SEEDS = [42, 7, 2**64 - 1]
+SIZES = [1, 7, 255, 256, 257, 10_007]
+EXTREME_POINTS = [("0", "0"), ("-0", "-2"), ("0.5", "-0.25"), ("1", "-2"), ("20", "15"), ("-20", "-15"),
+                  ("30", "0"), ("30", "-60"), ("1e-300", "1e-300"), ("5e-324", "1"), ("1e150", "-1e150"),
+                  ("-1e154", "1e153"), ("1e-160", "1e160"), ("3.7", "-12.25"), (".5", "5."), ("-1.5e-300", "2E+2")]
+
+
+def sequential(impl):
+    return [lv for lv in ref.SEQUENTIAL_LEVELS if lv in impl.levels]
+
+
+def batched(impl):
+    return [lv for lv in ref.BATCHED_LEVELS if lv in impl.levels]
+
+
+@pytest.mark.parametrize("n", sorted(ref.KNOWN_SUMS))
+def test_known_answers_at_every_level(impl, n):
+    for level in sequential(impl):
+        assert tuple(f"{v:.17g}" for v in impl.sums(level, n)) == ref.KNOWN_SUMS[n], (impl.name, level)
+    for level in batched(impl):
+        for got, known in zip(impl.sums(level, n), ref.KNOWN_SUMS[n]):
+            assert ref.rel_diff(got, float(known)) <= ref.BATCHED_RTOL, (impl.name, level, got)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("n", SIZES)
+def test_sums_agree_with_the_codon_program(impl, codon, seed, n):
+    v2 = codon.sums("v2", n, seed)
+    for level in sequential(impl):
+        assert impl.sums(level, n, seed) == v2, (impl.name, level)
+    for level in batched(impl):
+        for threads in ([1, 2, 3, 7] if level == "v4" else [None]):
+            got = impl.sums(level, n, seed, threads)
+            for a, b in zip(got, v2):
+                assert ref.rel_diff(a, b) <= ref.BATCHED_RTOL, (impl.name, level, threads, got, v2)
+
+
+def test_default_run_has_the_same_rows(impl, codon):
+    """--level all: the same levels in the same order, the same sums (batched: within tolerance)."""
+    mine = impl.records("--iters", "300", "--seed", "5", "--threads", "2")
+    model = [r for r in codon.records("--iters", "300", "--seed", "5", "--threads", "2")
+             if r["level"] in impl.levels]
+    assert [r["level"] for r in mine] == [r["level"] for r in model]
+    for a, b in zip(mine, model):
+        assert a["impl"] == impl.name
+        assert {k: a[k] for k in ("iters", "seed", "threads")} == {k: b[k] for k in ("iters", "seed", "threads")}
+        for key in ("sum_f", "sum_dx", "sum_dy"):
+            assert ref.rel_diff(a[key], b[key]) <= (0 if a["level"] in ref.SEQUENTIAL_LEVELS else ref.BATCHED_RTOL)
+
+
+def test_text_table_matches_the_codon_program(impl, codon):
+    def rows(out):   # drop impl, seconds, ns/iter and "vs v0", which legitimately differ
+        lines = out.splitlines()
+        return [lines[0]] + [" ".join(line.split()[1:4] + line.split()[7:]) for line in lines[1:]]
+    args = ("--iters", "100", "--level", "v2")
+    mine, model = impl.ok(*args), codon.ok(*args)
+    assert rows(mine) == rows(model)
+    assert mine.splitlines()[1].startswith(f"{impl.name} ")
+
+
+@pytest.mark.parametrize("x, y", EXTREME_POINTS)
+def test_eval_agrees_with_the_codon_program(impl, codon, x, y):
+    strip = lambda out: out.split(", ", 1)[1]   # everything after "impl"
+    assert strip(impl.ok("--eval", x, y, "--json")) == strip(codon.ok("--eval", x, y, "--json"))
+    assert impl.ok("--eval", x, y) == codon.ok("--eval", x, y)
+
+
+@pytest.mark.parametrize("args", BAD_ARGS, ids=[repr(a) for a in BAD_ARGS])
+def test_bad_input_is_refused_the_same_way(impl, args):
+    proc = impl.run(*args)
+    assert proc.returncode == 2 and proc.stdout == "", (impl.name, proc)
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), (impl.name, proc.stderr)
+
+
+def test_missing_levels_are_refused(impl):
+    for level in set(ref.SEQUENTIAL_LEVELS + ref.BATCHED_LEVELS) - set(impl.levels):
+        proc = impl.run("--level", level, "--iters", "1")
+        assert proc.returncode == 2 and proc.stdout == "" and proc.stderr.startswith("error: ")
+
+
+def test_help_and_version(impl):
+    assert "usage:" in impl.ok("--help")
+    assert impl.ok("--version").startswith("autograd (")
