@@ -17,7 +17,9 @@ CODON_SRC   := $(wildcard *.codon)
 
 # The ports (ports/<lang>/autograd.<ext>), each with its language's usual release flags, stated once.
 # -ffp-contract=off: -march=native would otherwise fuse a*b + c into FMAs and change last digits.
-# -fno-math-errno -fno-trapping-math: lets gcc call glibc's vector exp/log1p (libmvec) in v3/v4.
+# -fno-trapping-math lets gcc vectorize v3's lane selects, -fno-math-errno treat libm calls as pure; neither
+# changes a result. libmvec's vector exp/log1p are reached through simd declarations in the source.
+# Zig needs -lc: the port calls glibc's exp/log1p (Zig's own differ in the last bit) and libmvec.
 CC          ?= cc
 C_FLAGS     := -O3 -march=native -ffp-contract=off -fno-math-errno -fno-trapping-math -fopenmp
 C_LIBS      := -lmvec -lm
@@ -25,7 +27,7 @@ RUSTC       ?= rustc
 RUST_FLAGS  := -C opt-level=3 -C target-cpu=native
 ZIG_WHEEL   := ziglang==0.17.1
 ZIG         := $(VENV)/bin/python -m ziglang
-ZIG_FLAGS   := -O ReleaseFast -mcpu=native
+ZIG_FLAGS   := -O ReleaseFast -mcpu=native -lc
 
 .PHONY: all build ports run test clean
 all: build

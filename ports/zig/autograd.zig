@@ -1,7 +1,7 @@
 // autograd (Zig port): millions of forward/backward passes of f(x, y) = softplus((x + y) * x)
 // through a reverse-mode autograd, level by level (docs/contract.md). One file that mirrors the
-// Codon program (rng, ops, graph, naive, pool, tape, fused, the batched levels, cli, report,
-// autograd) in that order, with the same names, so that the two can be read side by side.
+// Codon program's modules (rng, ops, graph, naive, pool, tape, fused, vmath, simd, threads, cli,
+// report, autograd) section by section, with the same names, so that the two can be diffed.
 //
 // Built with libc (-lc): the contract's numbers come from glibc's exp and log1p (Zig's own
 // std.math/compiler_rt versions differ in last bits), v3/v4/fused-simd call glibc's libmvec,
@@ -395,19 +395,44 @@ fn run_fused(seed: u64, n: u64) Sums {
     return .{ .f = sum_f, .dx = sum_dx, .dy = sum_dy };
 }
 
-// ---- batched levels: v3 simd, v4 threads, fused-simd --------------------------------------------
+// ---- vmath: vector exp and log1p for the batched levels ----------------------------------------
 
-// Lanes per batch: 256 as in the Codon program (measured against 64..1024 in the README).
-// A multiple of 4, the libmvec vector width.
+// Lanes per batch: 256 as in the Codon program (64..1024 measured the same within noise here).
+// A multiple of WIDTH.
 const BATCH = 256;
+const WIDTH = 4; // doubles per libmvec call
 const Lanes = [BATCH]f64;
 
+// The lane loops go WIDTH lanes at a time through @Vector(4, f64), Zig's portable SIMD type (one
+// AVX2 register): written over single f64s, LLVM left them scalar (the vars are slices of one
+// array at run-time offsets).
+fn ld(l: *const Lanes, j: usize) V4 {
+    return l[j..][0..WIDTH].*;
+}
+
+fn st(l: *Lanes, j: usize, v: V4) void {
+    l[j..][0..WIDTH].* = v;
+}
+
+/// out[j] = exp(-|p[j]|) for every lane.
+fn exp_neg_abs_lanes(p: *const Lanes, out: *Lanes) void {
+    var j: usize = 0;
+    while (j < BATCH) : (j += WIDTH) st(out, j, vexp(-@abs(ld(p, j))));
+}
+
+/// out[j] = log1p(src[j]) for every lane.
+fn log1p_lanes(src: *const Lanes, out: *Lanes) void {
+    var j: usize = 0;
+    while (j < BATCH) : (j += WIDTH) st(out, j, vlog1p(ld(src, j)));
+}
+
+// ---- simd: level v3 -----------------------------------------------------------------------------
+
 /// The v2 tape over BATCH samples: var i's lanes are val[i*BATCH ..][0..BATCH] (structure of
-/// arrays); every op is a loop over all lanes, which LLVM vectorizes (exp and log1p through
-/// libmvec, 4 lanes a call).
+/// arrays); every op is a loop over all its lanes, exp and log1p through libmvec.
 const BatchTape = struct {
-    val_: [MAX_VARS * BATCH]f64 align(64) = undefined,
-    grad_: [MAX_VARS * BATCH]f64 align(64) = undefined,
+    val: [MAX_VARS * BATCH]f64 align(64) = undefined,
+    grad: [MAX_VARS * BATCH]f64 align(64) = undefined,
     ops: [MAX_OPS]Op = undefined,
     n_vars: usize = 0,
     n_ops: usize = 0,
@@ -417,21 +442,21 @@ const BatchTape = struct {
         self.n_ops = 0;
     }
 
-    fn val(self: *BatchTape, i: usize) *align(64) Lanes {
-        return @alignCast(self.val_[i * BATCH ..][0..BATCH]);
+    fn vals(self: *BatchTape, i: usize) *Lanes {
+        return self.val[i * BATCH ..][0..BATCH];
     }
 
-    fn grad(self: *BatchTape, i: usize) *align(64) Lanes {
-        return @alignCast(self.grad_[i * BATCH ..][0..BATCH]);
+    fn grads(self: *BatchTape, i: usize) *Lanes {
+        return self.grad[i * BATCH ..][0..BATCH];
     }
 
-    /// A new var whose lanes the caller fills; returns its id.
+    /// A new var; the caller fills its lanes. Returns its id.
     fn leaf(self: *BatchTape) usize {
         self.n_vars += 1;
         return self.n_vars - 1;
     }
 
-    /// Record op `kind` on inputs a, b; returns the id of its result var (lanes to be filled).
+    /// Record op `kind` on inputs a, b; returns the id of its output, for the caller to fill.
     fn push(self: *BatchTape, kind: Kind, a: usize, b: usize) usize {
         const out = self.leaf();
         self.ops[self.n_ops] = .{ .kind = kind, .a = a, .b = b, .out = out };
@@ -441,55 +466,72 @@ const BatchTape = struct {
 
     fn push_sum(self: *BatchTape, a: usize, b: usize) usize {
         const out = self.push(.sum, a, b);
-        for (self.val(out), self.val(a), self.val(b)) |*o, va, vb| o.* = va + vb;
+        const o = self.vals(out);
+        const u = self.vals(a);
+        const v = self.vals(b);
+        var j: usize = 0;
+        while (j < BATCH) : (j += WIDTH) st(o, j, ld(u, j) + ld(v, j));
         return out;
     }
 
     fn push_prod(self: *BatchTape, a: usize, b: usize) usize {
         const out = self.push(.prod, a, b);
-        for (self.val(out), self.val(a), self.val(b)) |*o, va, vb| o.* = va * vb;
+        const o = self.vals(out);
+        const u = self.vals(a);
+        const v = self.vals(b);
+        var j: usize = 0;
+        while (j < BATCH) : (j += WIDTH) st(o, j, ld(u, j) * ld(v, j));
         return out;
     }
 
     fn push_softplus(self: *BatchTape, a: usize) usize {
-        // As in v2: exp(-|p|) saved in its own var, named as the op's second input.
+        // As in v2, exp(-|p|) gets a var of its own, named as the op's second input.
         const e = self.leaf();
+        const p = self.vals(a);
+        const ve = self.vals(e);
+        exp_neg_abs_lanes(p, ve);
         const out = self.push(.softplus, a, e);
-        const pl = self.val(a);
-        const el = self.val(e);
-        const fl = self.val(out);
+        const o = self.vals(out);
+        log1p_lanes(ve, o);
+        const zero: V4 = @splat(0.0);
         var j: usize = 0;
-        while (j < BATCH) : (j += 4) {
-            const p: V4 = pl[j..][0..4].*;
-            const ev = vexp(-@abs(p));
-            const l = vlog1p(ev);
-            el[j..][0..4].* = ev;
-            fl[j..][0..4].* = @select(f64, p > @as(V4, @splat(0.0)), p + l, l);
+        while (j < BATCH) : (j += WIDTH) { // softplus_e, lane-wise
+            const pj = ld(p, j);
+            st(o, j, @select(f64, pj > zero, pj + ld(o, j), ld(o, j)));
         }
         return out;
     }
 
-    /// Reverse sweep, lane by lane: grads from 0, grad(out) = 1, each op's rule over all lanes.
+    /// Reverse sweep, lane-wise: grads from 0, grad(out) = 1, each op's local rule.
     fn backward(self: *BatchTape, out: usize) void {
-        @memset(self.grad_[0 .. self.n_vars * BATCH], 0.0);
-        @memset(self.grad(out), 1.0);
+        @memset(self.grad[0 .. self.n_vars * BATCH], 0.0);
+        @memset(self.grads(out), 1.0);
+        const zero: V4 = @splat(0.0);
+        const one: V4 = @splat(1.0);
         var k = self.n_ops;
         while (k > 0) {
             k -= 1;
             const op = self.ops[k];
-            const g = self.grad(op.out);
+            const g = self.grads(op.out);
+            const ga = self.grads(op.a);
+            const gb = self.grads(op.b);
+            const va = self.vals(op.a);
+            const vb = self.vals(op.b);
+            var j: usize = 0;
             switch (op.kind) {
-                .sum => {
-                    for (self.grad(op.a), g) |*ga, gj| ga.* += gj;
-                    for (self.grad(op.b), g) |*gb, gj| gb.* += gj;
+                .sum => while (j < BATCH) : (j += WIDTH) {
+                    st(ga, j, ld(ga, j) + ld(g, j));
+                    st(gb, j, ld(gb, j) + ld(g, j));
                 },
-                .prod => {
-                    for (self.grad(op.a), self.val(op.b), g) |*ga, vb, gj| ga.* += vb * gj;
-                    for (self.grad(op.b), self.val(op.a), g) |*gb, va, gj| gb.* += va * gj;
+                .prod => while (j < BATCH) : (j += WIDTH) {
+                    st(ga, j, ld(ga, j) + ld(vb, j) * ld(g, j));
+                    st(gb, j, ld(gb, j) + ld(va, j) * ld(g, j));
                 },
-                .softplus => {
-                    for (self.grad(op.a), self.val(op.a), self.val(op.b), g) |*ga, p, e, gj|
-                        ga.* += sigmoid_e(p, e) * gj;
+                .softplus => while (j < BATCH) : (j += WIDTH) { // b holds exp(-|a|)
+                    const p = ld(va, j);
+                    const e = ld(vb, j);
+                    const sig = @select(f64, p >= zero, one / (one + e), e / (one + e)); // sigmoid_e
+                    st(ga, j, ld(ga, j) + sig * ld(g, j));
                 },
                 .leaf => {},
             }
@@ -497,13 +539,41 @@ const BatchTape = struct {
     }
 };
 
-/// Per-lane accumulators: lane j sums the j-th sample of every batch; the lanes are added up in
-/// lane order only at the end (total).
+/// Samples first .. first+lanes-1 into the lanes of x and y; unused lanes get 0.
+fn fill_inputs(x: *Lanes, y: *Lanes, seed: u64, first: u64, lanes: usize) void {
+    for (x[0..lanes], y[0..lanes], 0..) |*xj, *yj, j| {
+        const xy = sample(seed, first + j);
+        xj.* = xy.x;
+        yj.* = xy.y;
+    }
+    @memset(x[lanes..], 0.0);
+    @memset(y[lanes..], 0.0);
+}
+
+/// Per-lane running sums, so that accumulating a batch is a vector add.
 const LaneSums = struct {
     f: Lanes = @splat(0.0),
     dx: Lanes = @splat(0.0),
     dy: Lanes = @splat(0.0),
 
+    fn add(self: *LaneSums, f: *const Lanes, dx: *const Lanes, dy: *const Lanes, lanes: usize) void {
+        if (lanes == BATCH) { // a full batch: whole vectors
+            var j: usize = 0;
+            while (j < BATCH) : (j += WIDTH) {
+                st(&self.f, j, ld(&self.f, j) + ld(f, j));
+                st(&self.dx, j, ld(&self.dx, j) + ld(dx, j));
+                st(&self.dy, j, ld(&self.dy, j) + ld(dy, j));
+            }
+        } else { // the last, partial batch: its unused lanes are left out
+            for (0..lanes) |j| {
+                self.f[j] += f[j];
+                self.dx[j] += dx[j];
+                self.dy[j] += dy[j];
+            }
+        }
+    }
+
+    /// The lanes added up in lane order.
     fn total(self: *const LaneSums) Sums {
         var s: Sums = .{};
         for (self.f, self.dx, self.dy) |f, dx, dy| s = s.add(.{ .f = f, .dx = dx, .dy = dy });
@@ -511,140 +581,107 @@ const LaneSums = struct {
     }
 };
 
-/// Batch b's inputs: samples b*BATCH.. into lanes, unused lanes of a last partial batch 0.0;
-/// returns how many lanes are used.
-fn fill_batch(seed: u64, n: u64, b: u64, xs: *Lanes, ys: *Lanes) usize {
-    const first = b * BATCH;
-    const count: usize = @intCast(@min(BATCH, n - first));
-    for (xs, ys, 0..) |*x, *y, j| {
-        if (j < count) {
-            const xy = sample(seed, first + j);
-            x.* = xy.x;
-            y.* = xy.y;
-        } else {
-            x.* = 0.0;
-            y.* = 0.0;
-        }
-    }
-    return count;
+fn n_batches(n: u64) u64 {
+    return (n + BATCH - 1) / BATCH;
 }
 
-/// Batches [first, end) of the n samples through one BatchTape, summed per lane; v3 runs all
-/// batches, each v4 thread its own range.
-fn run_batches(seed: u64, n: u64, first: u64, end: u64) Sums {
+/// Batches [first_batch, end_batch) of the n samples through one batch tape.
+fn run_batches(seed: u64, n: u64, first_batch: u64, end_batch: u64) Sums {
     var tape: BatchTape = .{};
     var acc: LaneSums = .{};
-    var b = first;
-    while (b < end) : (b += 1) {
+    var batch = first_batch;
+    while (batch < end_batch) : (batch += 1) {
+        const first = batch * BATCH;
+        const lanes: usize = @intCast(@min(BATCH, n - first));
         tape.reset();
         const x = tape.leaf();
         const y = tape.leaf();
-        const count = fill_batch(seed, n, b, tape.val(x), tape.val(y));
+        fill_inputs(tape.vals(x), tape.vals(y), seed, first, lanes);
         const s = tape.push_sum(x, y);
         const p = tape.push_prod(s, x);
         const f = tape.push_softplus(p);
         tape.backward(f);
-        const fv = tape.val(f);
-        const dx = tape.grad(x);
-        const dy = tape.grad(y);
-        if (count == BATCH) { // full batch: a fixed-length loop that vectorizes
-            for (&acc.f, &acc.dx, &acc.dy, fv, dx, dy) |*af, *ax, *ay, vf, vx, vy| {
-                af.* += vf;
-                ax.* += vx;
-                ay.* += vy;
-            }
-        } else { // the last, partial batch: its unused lanes are left out
-            for (acc.f[0..count], acc.dx[0..count], acc.dy[0..count], fv[0..count], dx[0..count], dy[0..count]) |*af, *ax, *ay, vf, vx, vy| {
-                af.* += vf;
-                ax.* += vx;
-                ay.* += vy;
-            }
-        }
+        acc.add(tape.vals(f), tape.grads(x), tape.grads(y), lanes);
     }
     return acc.total();
 }
 
-fn batches(n: u64) u64 {
-    return (n + BATCH - 1) / BATCH;
+fn run_v3(seed: u64, n: u64) Sums {
+    return run_batches(seed, n, 0, n_batches(n));
 }
 
-fn run_v3(seed: u64, n: u64) Sums {
-    return run_batches(seed, n, 0, batches(n));
-}
+// ---- threads: level v4 --------------------------------------------------------------------------
 
 const MAX_THREADS = 1024;
 
-fn v4_worker(seed: u64, n: u64, first: u64, end: u64, out: *Sums) void {
-    out.* = run_batches(seed, n, first, end);
+fn v4_worker(seed: u64, n: u64, first_batch: u64, end_batch: u64, out: *Sums) void {
+    out.* = run_batches(seed, n, first_batch, end_batch);
 }
 
-/// v3 with the batches split across `threads` std.Threads in contiguous ranges (thread t takes
-/// batches [t*nb/T, (t+1)*nb/T)); the calling thread is thread 0; the partial sums are combined
-/// in thread order. A thread that cannot be started has its range run here instead.
+/// v3 with the batches split into T contiguous ranges, one per std.Thread (thread t takes
+/// [t*nb/T, (t+1)*nb/T)), each with its own batch tape and lane sums; the partial sums are added
+/// in thread order, so a given T always gives the same digits. The calling thread is thread 0;
+/// a thread that cannot be started has its range run here instead (same result).
 fn run_v4(seed: u64, n: u64, threads: usize) Sums {
-    const nb = batches(n);
+    const nb = n_batches(n);
     const t_count: u64 = threads;
-    var partial: [MAX_THREADS]Sums = undefined;
+    var partial: [MAX_THREADS]Sums = @splat(.{});
     var handles: [MAX_THREADS]?std.Thread = @splat(null);
-    var t: u64 = 1;
-    while (t < t_count) : (t += 1) {
-        const first = t * nb / t_count;
-        const end = (t + 1) * nb / t_count;
-        partial[t] = .{};
-        if (first == end) continue;
-        // A small stack: a thread needs its BatchTape (25 KiB) and a little more, and up to
-        // 1024 of them may run.
-        handles[t] = std.Thread.spawn(.{ .stack_size = 1 << 20 }, v4_worker, .{ seed, n, first, end, &partial[t] }) catch null;
+    for (1..threads) |t| {
+        // Small stacks: a thread needs its BatchTape and lane sums (about 40 KiB), and up to 1024
+        // of them may run.
+        handles[t] = std.Thread.spawn(.{ .stack_size = 1 << 20 }, v4_worker, .{ seed, n, t * nb / t_count, (t + 1) * nb / t_count, &partial[t] }) catch null;
     }
     partial[0] = run_batches(seed, n, 0, nb / t_count);
-    t = 1;
-    while (t < t_count) : (t += 1) {
+    for (1..threads) |t| {
         if (handles[t]) |h| {
             h.join();
         } else {
-            const first = t * nb / t_count;
-            const end = (t + 1) * nb / t_count;
-            if (first != end) partial[t] = run_batches(seed, n, first, end);
+            partial[t] = run_batches(seed, n, t * nb / t_count, (t + 1) * nb / t_count);
         }
     }
-    var sums: Sums = .{};
-    for (partial[0..threads]) |s| sums = sums.add(s);
-    return sums;
+    var total: Sums = .{};
+    for (partial[0..threads]) |s| total = total.add(s);
+    return total;
 }
 
-/// Baseline `fused-simd` (not a level): v3's batches and lane sums with the math written out by
-/// hand, no tape.
+// ---- fused-simd: the vector baseline ------------------------------------------------------------
+
+/// Baseline `fused-simd` (not a level): the same over batches of BATCH samples with v3's vector
+/// math and lane sums, no tape: the floor for v3 and v4.
 fn run_fused_simd(seed: u64, n: u64) Sums {
-    var xs: Lanes align(64) = undefined;
-    var ys: Lanes align(64) = undefined;
+    var x: Lanes = undefined;
+    var y: Lanes = undefined;
+    var p: Lanes = undefined;
+    var e: Lanes = undefined;
+    var l: Lanes = undefined;
+    var f: Lanes = undefined;
+    var dx: Lanes = undefined;
+    var dy: Lanes = undefined;
     var acc: LaneSums = .{};
-    const nb = batches(n);
     const zero: V4 = @splat(0.0);
     const one: V4 = @splat(1.0);
-    var b: u64 = 0;
-    while (b < nb) : (b += 1) {
-        const count = fill_batch(seed, n, b, &xs, &ys);
+    var batch: u64 = 0;
+    while (batch < n_batches(n)) : (batch += 1) {
+        const first = batch * BATCH;
+        const lanes: usize = @intCast(@min(BATCH, n - first));
+        fill_inputs(&x, &y, seed, first, lanes);
         var j: usize = 0;
-        while (j < count) : (j += 4) {
-            const x: V4 = xs[j..][0..4].*;
-            const y: V4 = ys[j..][0..4].*;
-            const s = x + y;
-            const p = s * x;
-            const e = vexp(-@abs(p));
-            const l = vlog1p(e);
-            const f = @select(f64, p > zero, p + l, l);
-            const g = @select(f64, p >= zero, one / (one + e), e / (one + e));
-            const dx = s * g + x * g;
-            const dy = x * g;
-            // Lanes past `count` (a partial batch's padding) are not added.
-            inline for (0..4) |k| {
-                if (j + k < count) {
-                    acc.f[j + k] += f[k];
-                    acc.dx[j + k] += dx[k];
-                    acc.dy[j + k] += dy[k];
-                }
-            }
+        while (j < BATCH) : (j += WIDTH) st(&p, j, (ld(&x, j) + ld(&y, j)) * ld(&x, j));
+        exp_neg_abs_lanes(&p, &e);
+        log1p_lanes(&e, &l);
+        j = 0;
+        while (j < BATCH) : (j += WIDTH) {
+            const xj = ld(&x, j);
+            const s = xj + ld(&y, j);
+            const pj = ld(&p, j);
+            const ej = ld(&e, j);
+            const g = @select(f64, pj >= zero, one / (one + ej), ej / (one + ej)); // sigmoid_e
+            st(&f, j, @select(f64, pj > zero, pj + ld(&l, j), ld(&l, j))); // softplus_e
+            st(&dx, j, s * g + xj * g);
+            st(&dy, j, xj * g);
         }
+        acc.add(&f, &dx, &dy, lanes);
     }
     return acc.total();
 }
@@ -839,9 +876,9 @@ const Result = struct {
 
 const Column = struct { name: []const u8, width: i32 };
 const COLUMNS = [_]Column{
-    .{ .name = "impl", .width = 6 },     .{ .name = "level", .width = 11 },   .{ .name = "threads", .width = -7 },
+    .{ .name = "impl", .width = 6 },     .{ .name = "level", .width = 11 },    .{ .name = "threads", .width = -7 },
     .{ .name = "iters", .width = -14 },  .{ .name = "seconds", .width = -10 }, .{ .name = "ns/iter", .width = -10 },
-    .{ .name = "vs v0", .width = -8 },   .{ .name = "sum_f", .width = -25 },  .{ .name = "sum_dx", .width = -25 },
+    .{ .name = "vs v0", .width = -8 },   .{ .name = "sum_f", .width = -25 },   .{ .name = "sum_dx", .width = -25 },
     .{ .name = "sum_dy", .width = -25 },
 };
 
@@ -886,9 +923,9 @@ fn json_line(w: *std.Io.Writer, r: Result) std.Io.Writer.Error!void {
     var b: [5][64]u8 = undefined;
     try w.print("{{\"impl\": \"{s}\", \"level\": \"{s}\", \"iters\": {d}, \"seed\": {d}, \"threads\": {d}, " ++
         "\"seconds\": {s}, \"ns_per_iter\": {s}, \"sum_f\": {s}, \"sum_dx\": {s}, \"sum_dy\": {s}}}\n", .{
-        IMPL,                    @tagName(r.level),             r.iters,               r.seed,
-        r.threads,               g17(&b[0], r.seconds),         g17(&b[1], r.ns_per_iter()), g17(&b[2], r.sums.f),
-        g17(&b[3], r.sums.dx),   g17(&b[4], r.sums.dy),
+        IMPL,                  @tagName(r.level),     r.iters,                     r.seed,
+        r.threads,             g17(&b[0], r.seconds), g17(&b[1], r.ns_per_iter()), g17(&b[2], r.sums.f),
+        g17(&b[3], r.sums.dx), g17(&b[4], r.sums.dy),
     });
 }
 
