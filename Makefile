@@ -81,3 +81,4 @@ $(VENV)/.test-deps: requirements.txt | $(VENV)/bin/python
 
 clean:
 	rm -rf $(BUILD)
+include scripts/Makefile.bench
