@@ -25,6 +25,6 @@ for ((r = 0; r < repeats; r++)); do
   done
 done
 for key in inlined/v2 inlined/fused no-inline/v2 no-inline/fused; do
-  printf '%-16s ns/iter median %s  (all: %s)\n' "$key" \
-    "$(tr ' ' '\n' <<<"${times[$key]}" | grep . | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')" "${times[$key]}"
+  tr ' ' '\n' <<<"${times[$key]}" | grep . | sort -g |
+    awk -v key="$key" '{a[NR] = $1} END {printf "%-16s ns/iter median %6.2f  min %6.2f  max %6.2f  (%d runs)\n", key, a[int((NR + 1) / 2)], a[1], a[NR], NR}'
 done
