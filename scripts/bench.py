@@ -76,7 +76,8 @@ class Preset:
 
 FULL = Preset(iters=10_000_000, python_iters=200_000, repeats=5, results_dir="results", peers=True,
               timeout=120.0)
-CI = Preset(iters=2_000_000, python_iters=20_000, repeats=3, results_dir="build/bench-ci", peers=False,
+# 5M samples: at 2M a v3 run lasts 25 ms and its best of 3 ranged over 25% here, enough to brush a budget.
+CI = Preset(iters=5_000_000, python_iters=20_000, repeats=5, results_dir="build/bench-ci", peers=False,
             timeout=60.0)
 
 
@@ -658,10 +659,12 @@ class Budget:
 
 
 # Loose enough for a noisy 2-core machine, tight enough to catch a lost optimization.
-# The best (minimum) of the repeats is compared: noise only ever adds time.
+# The best (minimum) of the repeats is compared: noise only ever adds time. Codon's v3 runs
+# 2.8-3.3x its v2 here (best of 3 at 2M samples has come within 0.01 of a 2.5x limit);
+# losing vectorization or vector math would bring it near 1x.
 BUDGETS = [
     Budget(("codon", "v2"), ("c", "v2"), 1.25, "Codon's tape no slower than 1.25x C's"),
-    Budget(("codon", "v3"), ("codon", "v2"), 1 / 2.5, "Codon v3 at least 2.5x faster than its v2"),
+    Budget(("codon", "v3"), ("codon", "v2"), 1 / 2.2, "Codon v3 at least 2.2x faster than its v2"),
     Budget(("zig", "v2"), ("c", "v2"), 2.0, "the Zig port's tape within 2x of C's"),
     Budget(("rust", "v2"), ("c", "v2"), 2.0, "the Rust port's tape within 2x of C's"),
 ]
