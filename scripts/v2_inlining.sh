@@ -11,7 +11,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 cp ./*.codon "$tmp/"
-sed -i '/^ *@inline$/d' "$tmp/tape.codon"
+sed -i '/^ *@inline/d' "$tmp/tape.codon"
 "$codon" build -release -l mvec -o "$tmp/autograd-no-inline" "$tmp/autograd.codon"
 
 declare -A times
