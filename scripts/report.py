@@ -267,6 +267,15 @@ def charts(d: Data, raw: Path, out: Path) -> list[Path]:
     colors = {n: plt.cm.tab10(k % 10) for k, n in enumerate(d.impls)}
     written = []
 
+    def save(fig, key: str) -> None:
+        """Footer, layout, PNG with the generator in its metadata; closes the figure."""
+        fig.text(0.01, 0.005, footer(raw), fontsize=7, color="grey")
+        fig.tight_layout(rect=(0, 0.03, 1, 1))
+        path = out / CHARTS[key]
+        fig.savefig(path, dpi=110, metadata=meta)
+        plt.close(fig)
+        written.append(path)
+
     # Normalized bars: one panel per level, each implementation's time over the fastest's.
     cols = min(4, len(d.levels)) or 1
     rows = -(-len(d.levels) // cols) or 1
@@ -284,12 +293,7 @@ def charts(d: Data, raw: Path, out: Path) -> list[Path]:
     for ax in list(axes.flat)[len(d.levels):]:
         ax.axis("off")
     fig.suptitle("Time per sample over the fastest at each level (1.00x = fastest; shorter is better)")
-    fig.text(0.01, 0.005, footer(raw), fontsize=7, color="grey")
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
-    path = out / CHARTS["normalized"]
-    fig.savefig(path, dpi=110, metadata=meta)
-    plt.close(fig)
-    written.append(path)
+    save(fig, "normalized")
 
     # The ladder: ns/iter at v0..v4, one line per language; peers as single points.
     fig, ax = plt.subplots(figsize=(8, 5))
@@ -307,12 +311,7 @@ def charts(d: Data, raw: Path, out: Path) -> list[Path]:
     ax.set_title("The ladder: each level's time per sample, per implementation")
     ax.grid(True, which="both", axis="y", alpha=0.3)
     ax.legend(fontsize=8)
-    fig.text(0.01, 0.005, footer(raw), fontsize=7, color="grey")
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
-    path = out / CHARTS["ladder"]
-    fig.savefig(path, dpi=110, metadata=meta)
-    plt.close(fig)
-    written.append(path)
+    save(fig, "ladder")
     return written
 
 
