@@ -10,16 +10,18 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-BINARY = ROOT / "build" / "autograd"
+# The build folder under test: AUTOGRAD_BUILD=DIR tests a build made with `make BUILD=DIR`.
+BUILD = os.environ.get("AUTOGRAD_BUILD", "build")
+BINARY = ROOT / BUILD / "autograd"
 TIMEOUT = 120
 
 ALL_LEVELS = ["v0", "v1", "v2", "v3", "v4", "fused", "fused-simd"]
 # Every implementation of the contract: its command, its make target (None: nothing to build), its levels.
 IMPLS = {
-    "codon": ([str(BINARY)], "build/autograd", ALL_LEVELS),
-    "c": ([str(ROOT / "build" / "autograd-c")], "build/autograd-c", ALL_LEVELS),
-    "zig": ([str(ROOT / "build" / "autograd-zig")], "build/autograd-zig", ALL_LEVELS),
-    "rust": ([str(ROOT / "build" / "autograd-rust")], "build/autograd-rust", ALL_LEVELS),
+    "codon": ([str(BINARY)], f"{BUILD}/autograd", ALL_LEVELS),
+    "c": ([str(ROOT / BUILD / "autograd-c")], f"{BUILD}/autograd-c", ALL_LEVELS),
+    "zig": ([str(ROOT / BUILD / "autograd-zig")], f"{BUILD}/autograd-zig", ALL_LEVELS),
+    "rust": ([str(ROOT / BUILD / "autograd-rust")], f"{BUILD}/autograd-rust", ALL_LEVELS),
     "python": ([sys.executable, str(ROOT / "ports" / "python" / "autograd.py")], None,
                ["v0", "v1", "v2", "fused"]),
 }
@@ -61,7 +63,7 @@ class Program:
 @pytest.fixture(scope="session")
 def codon() -> Program:
     """The Codon program, built (if out of date) once per session with the project's Makefile."""
-    subprocess.run(["make", "-s", "build/autograd"], cwd=ROOT, check=True, env=os.environ.copy())
+    subprocess.run(["make", "-s", f"BUILD={BUILD}", f"{BUILD}/autograd"], cwd=ROOT, check=True, env=os.environ.copy())
     return Program([str(BINARY)])
 
 
@@ -72,7 +74,7 @@ def impl(request, codon) -> Program:
     argv, target, levels = IMPLS[name]
     if target is not None:
         # The Makefile prints a skip line instead of failing when a port's compiler is missing.
-        subprocess.run(["make", "-s", target], cwd=ROOT, env=os.environ.copy())
+        subprocess.run(["make", "-s", f"BUILD={BUILD}", target], cwd=ROOT, env=os.environ.copy())
         if not Path(argv[0]).exists():
             pytest.skip(f"{name}: {target} could not be built here (is its toolchain installed?)")
     return Program(argv, name, levels)
