@@ -55,6 +55,14 @@ class Program:
         (r,) = self.records("--level", level, "--iters", str(n), "--seed", str(seed), *extra)
         return r["sum_f"], r["sum_dx"], r["sum_dy"]
 
+    def graph_sums(self, level: str, m: int, n: int, seed: int = 42,
+                   threads: int | None = None) -> tuple[float, float, float]:
+        """sum_loss, sum_grad_in, sum_grad_all of one graph-workload level (docs/contract-graph.md)."""
+        extra = ["--threads", str(threads)] if threads is not None else []
+        (r,) = self.records("--workload", "graph", "--level", level, "--ops", str(m), "--iters", str(n),
+                            "--seed", str(seed), *extra)
+        return r["sum_loss"], r["sum_grad_in"], r["sum_grad_all"]
+
     def eval(self, x: float | str, y: float | str) -> tuple[float, float, float]:
         (r,) = self.records("--eval", str(x), str(y))
         return r["f"], r["dfdx"], r["dfdy"]

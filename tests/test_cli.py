@@ -1,6 +1,8 @@
 """Command line and output, contract §4-§6: good input works, bad input is refused cleanly."""
 import json
+import os
 import re
+import subprocess
 
 import pytest
 
@@ -34,6 +36,14 @@ BAD_ARGS = [
     ["--help", "--json"], ["--iters", "5", "--help"], ["--version", "--version"], ["--version", "x"],
     # control characters must not break the one-line rule
     ["--level", "v2\nerror"], ["--bo\tgus"],
+    # the graph workload's flags (docs/contract-graph.md G6)
+    ["--workload"], ["--workload", "Graph"], ["--workload", ""], ["--workload", "graph", "--workload", "graph"],
+    ["--workload", "softplus", "--ops", "10"], ["--ops", "10"], ["--workload", "graph", "--ops", "0"],
+    ["--workload", "graph", "--ops", "1000001"], ["--workload", "graph", "--ops", "-5"],
+    ["--workload", "graph", "--ops", "1e3"], ["--workload", "graph", "--ops"],
+    ["--workload", "graph", "--level", "fused"], ["--workload", "graph", "--level", "fused-simd"],
+    ["--workload", "graph", "--eval", "1", "2"], ["--eval", "1", "2", "--workload", "softplus"],
+    ["--workload=graph"],
 ]
 
 
@@ -51,6 +61,8 @@ def test_bad_input_is_one_error_line_and_exit_2(codon, args):
     ["--threads", "1024", "--level", "v4", "--iters", "3"], ["--json", "--iters", "2", "--level", "fused"],
     ["--eval", "-1", "-2"], ["--eval", "+.5", "5."], ["--eval", "-1.5e-300", "2E+2"], ["--eval", "1e-400", "0"],
     ["--eval", "-0", "0", "--json"], ["--json", "--eval", "1", "2"],
+    ["--workload", "softplus", "--iters", "3"], ["--workload", "graph", "--ops", "1", "--iters", "1"],
+    ["--workload", "graph", "--ops", "0000004", "--iters", "2", "--level", "v4", "--threads", "3"],
 ])
 def test_good_input_is_accepted(codon, args):
     codon.ok(*args)
@@ -64,16 +76,29 @@ def test_the_largest_values_parse(codon):
 
 
 def test_help_and_version(codon):
-    assert "usage:" in codon.ok("--help")
-    assert re.fullmatch(r"autograd \(codon\) \d+\.\d+\.\d+\n", codon.ok("--version"))
+    assert "usage:" in codon.ok("--help") and "--workload graph" in codon.ok("--help")
+    assert re.fullmatch(r"autograd \(codon\) \d+\.\d+\.\d+\ntarget \S+, vector width [1248] doubles: .+\n",
+                        codon.ok("--version"))
+
+
+@pytest.mark.parametrize("args", [["--iters", "10"], ["--version"], ["--help"], ["--eval", "1", "2"],
+                                  ["--workload", "graph", "--ops", "8", "--iters", "2", "--json"]])
+def test_unwritable_output_is_an_error(codon, args):
+    """> /dev/full: one error line and exit 1, never a silent success (contract §4)."""
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full on this system")
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(codon.argv + args, stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert proc.returncode == 1 and proc.stderr == "error: cannot write to standard output\n", proc
 
 
 def test_json_lines_shape(codon):
     records = codon.records("--iters", "10", "--seed", "18446744073709551615")
     assert [r["level"] for r in records] == ["v0", "v1", "v2", "v3", "v4"]
     for r in records:
-        assert list(r) == ["impl", "level", "iters", "seed", "threads", "seconds", "ns_per_iter",
+        assert list(r) == ["impl", "workload", "level", "iters", "seed", "threads", "seconds", "ns_per_iter",
                            "sum_f", "sum_dx", "sum_dy"]
+        assert r["workload"] == "softplus"
         assert r["impl"] == "codon" and r["iters"] == 10 and r["seed"] == 2**64 - 1
         assert isinstance(r["threads"], int) and r["threads"] >= 1
         assert r["seconds"] >= 0 and abs(r["ns_per_iter"] - r["seconds"] * 1e9 / 10) <= 1e-6 * r["ns_per_iter"] + 1e-9

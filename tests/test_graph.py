@@ -1,0 +1,81 @@
+"""The graph workload of the Codon program (docs/contract-graph.md): known answers at every level, the
+levels against each other and against the independent reference, its JSON and text output."""
+import pytest
+
+import reference as ref
+
+GRAPH_LEVELS = ["v0", "v1", "v2", "v3", "v4"]
+SEQUENTIAL = ["v0", "v1", "v2"]
+BATCHED = ["v3", "v4"]
+OPS = [1, 2, 3, 4, 5, 37, 10_001]
+
+
+def close(got, want, rtol):
+    return all(ref.rel_diff(a, b) <= rtol for a, b in zip(got, want))
+
+
+@pytest.mark.parametrize("m, n", sorted(ref.GRAPH_KNOWN))
+def test_known_answers_at_every_level(codon, m, n):
+    known = ref.GRAPH_KNOWN[(m, n)]
+    for level in SEQUENTIAL:
+        assert tuple(f"{v:.17g}" for v in codon.graph_sums(level, m, n)) == known, level
+    for level in BATCHED:
+        for threads in ([1, 2, 3] if level == "v4" else [None]):
+            got = codon.graph_sums(level, m, n, threads=threads)
+            assert close(got, [float(k) for k in known], ref.BATCHED_RTOL), (level, threads, got)
+
+
+@pytest.mark.parametrize("seed", [42, 0, 2**64 - 1])
+@pytest.mark.parametrize("m", OPS)
+def test_levels_agree_with_each_other_and_the_reference(codon, seed, m):
+    n = 3 if m > 1000 else 5
+    want = ref.graph_sums(seed, m, n)
+    v2 = codon.graph_sums("v2", m, n, seed)
+    assert close(v2, want, ref.SEQUENTIAL_RTOL), (v2, want)
+    for level in ["v0", "v1"]:
+        assert codon.graph_sums(level, m, n, seed) == v2, level
+    for level in BATCHED:
+        assert close(codon.graph_sums(level, m, n, seed, threads=2 if level == "v4" else None), v2,
+                     ref.BATCHED_RTOL), level
+
+
+@pytest.mark.parametrize("n", [1, 15, 16, 17, 33, 100])
+def test_batch_boundaries_and_thread_counts(codon, n):
+    """Sample counts around the batch (16 lanes) and thread counts that leave threads idle."""
+    m = 37
+    v2 = codon.graph_sums("v2", m, n)
+    assert close(codon.graph_sums("v3", m, n), v2, ref.BATCHED_RTOL)
+    by_threads = {t: codon.graph_sums("v4", m, n, threads=t) for t in [1, 2, 3, 7, 64]}
+    assert by_threads[1] == codon.graph_sums("v3", m, n)   # one thread is v3, digit for digit
+    for t, got in by_threads.items():
+        assert close(got, v2, ref.BATCHED_RTOL), (t, got)
+        assert codon.graph_sums("v4", m, n, threads=t) == got   # a given T repeats exactly
+
+
+def test_json_lines_shape(codon):
+    records = codon.records("--workload", "graph", "--ops", "10", "--iters", "3", "--seed", "7")
+    assert [r["level"] for r in records] == GRAPH_LEVELS
+    for r in records:
+        assert list(r) == ["impl", "workload", "level", "ops", "iters", "seed", "threads", "seconds",
+                           "ns_per_iter", "ns_per_op", "sum_loss", "sum_grad_in", "sum_grad_all"]
+        assert (r["impl"], r["workload"], r["ops"], r["iters"], r["seed"]) == ("codon", "graph", 10, 3, 7)
+        assert abs(r["ns_per_op"] * 10 - r["ns_per_iter"]) <= 1e-9 * r["ns_per_iter"]
+
+
+def test_defaults(codon):
+    """--ops 10000 and --iters 10000 by default (one level, a 1-sample run would take the defaults' time)."""
+    proc = codon.run("--workload", "graph", "--level", "v9")
+    assert proc.returncode == 2
+    (r,) = codon.records("--workload", "graph", "--level", "v3", "--iters", "1")
+    assert r["ops"] == 10_000 and r["threads"] == 1
+
+
+def test_text_table(codon):
+    lines = codon.ok("--workload", "graph", "--ops", "12", "--iters", "2").splitlines()
+    assert lines[0].split() == ["impl", "level", "threads", "ops", "iters", "seconds", "ns/iter", "ns/op",
+                                "vs", "v0", "sum_loss", "sum_grad_in", "sum_grad_all"]
+    rows = [line.split() for line in lines[1:]]
+    assert [row[:2] for row in rows] == [["codon", level] for level in GRAPH_LEVELS]
+    json_sums = [(r["sum_loss"], r["sum_grad_in"], r["sum_grad_all"])
+                 for r in codon.records("--workload", "graph", "--ops", "12", "--iters", "2")]
+    assert [tuple(float(v) for v in row[9:]) for row in rows] == json_sums

@@ -1,0 +1,88 @@
+"""Every compiled implementation on every x86-64 CPU: built for an older target, it runs every level
+under qemu-user's emulation of an older CPU (so an instruction the target lacks would be SIGILL) and
+matches the contract's known answers; built for this machine, it uses the widest vectors this CPU has."""
+from __future__ import annotations
+
+import json
+import platform
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import reference as ref
+from conftest import ROOT, BUILD
+
+# make target per compiled implementation; each prints the target and width on --version's second line.
+COMPILED = {"codon": "autograd", "c": "autograd-c", "zig": "autograd-zig", "rust": "autograd-rust"}
+# CPU=... for make, the qemu-user CPU model that has just that target's extensions, the vector width.
+TARGETS = {"x86-64-v2": ("Nehalem", 2), "x86-64-v3": ("Haswell", 4)}
+LEVELS = ["v0", "v1", "v2", "v3", "v4", "fused", "fused-simd"]
+N = 1000
+
+
+def host_flags() -> set[str]:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("flags"):
+            return set(line.split(":", 1)[1].split())
+    return set()
+
+
+def build(cpu: str, impl: str) -> Path:
+    """The implementation built for `cpu` in its own folder; skipped only when its toolchain is missing."""
+    folder = BUILD if cpu == "native" else f"build/cpu-{cpu}"
+    target = f"{folder}/{COMPILED[impl]}"
+    proc = subprocess.run(["make", "-s", f"BUILD={folder}", f"CPU={cpu}", target], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, f"make {target} CPU={cpu} failed:\n{proc.stdout}{proc.stderr}"
+    if not (ROOT / target).exists():
+        pytest.skip(f"{impl}: toolchain not installed ({proc.stdout.strip()})")
+    return ROOT / target
+
+
+def run(argv: list[str]) -> subprocess.CompletedProcess:
+    return subprocess.run(argv, capture_output=True, text=True, timeout=600)
+
+
+def check_known_answers(argv: list[str], label: str):
+    for level in LEVELS:
+        proc = run(argv + ["--level", level, "--iters", str(N), "--json", "--threads", "3"])
+        assert proc.returncode == 0, f"{label} {level}: exit {proc.returncode} {proc.stderr[-500:]}"
+        r = json.loads(proc.stdout)
+        got = (r["sum_f"], r["sum_dx"], r["sum_dy"])
+        if level in ref.SEQUENTIAL_LEVELS:
+            assert tuple(f"{v:.17g}" for v in got) == ref.KNOWN_SUMS[N], (label, level)
+        else:
+            assert all(ref.rel_diff(a, float(b)) <= ref.BATCHED_RTOL for a, b in zip(got, ref.KNOWN_SUMS[N]))
+
+
+def width_of(binary: Path, prefix: list[str] = []) -> int:
+    lines = run(prefix + [str(binary), "--version"]).stdout.splitlines()
+    assert len(lines) == 2 and lines[1].startswith("target "), lines
+    return int(lines[1].split("vector width ")[1].split()[0])
+
+
+needs_qemu = pytest.mark.skipif(shutil.which("qemu-x86_64") is None or platform.machine() != "x86_64",
+                                reason="needs qemu-user (Debian package qemu-user) on an x86-64 host")
+
+
+@needs_qemu
+@pytest.mark.parametrize("cpu", sorted(TARGETS))
+@pytest.mark.parametrize("impl", sorted(COMPILED))
+def test_older_target_runs_on_older_cpu(impl, cpu):
+    model, width = TARGETS[cpu]
+    binary = build(cpu, impl)
+    qemu = ["qemu-x86_64", "-cpu", model]
+    assert width_of(binary, qemu) == width
+    check_known_answers(qemu + [str(binary)], f"{impl} {cpu} on {model}")
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="x86-64 only")
+@pytest.mark.parametrize("impl", sorted(COMPILED))
+def test_native_build_uses_the_widest_vectors(impl):
+    flags = host_flags()
+    widest = 8 if "avx512f" in flags else 4 if "avx2" in flags else 2
+    binary = build("native", impl)
+    assert width_of(binary) == widest
+    check_known_answers([str(binary)], f"{impl} native")
