@@ -40,7 +40,8 @@ CODON_SRC   := $(wildcard *.codon core/*.codon cli/*.codon softplus/*.codon grap
 # changes a result. libmvec's vector exp/log1p are reached through simd declarations in the source.
 # Zig spells the targets x86_64_v3 and so on, and needs -lc: the port calls glibc's exp/log1p (Zig's own differ in the last bit) and libmvec.
 CC          ?= cc
-C_FLAGS     := -O3 -march=$(CPU) -ffp-contract=off -fno-math-errno -fno-trapping-math -fopenmp
+C_FLAGS     := -O3 -march=$(CPU) -ffp-contract=off -fno-math-errno -fno-trapping-math -fopenmp \
+               -DAUTOGRAD_TARGET='"$(CPU)"'
 C_LIBS      := -lmvec -lm
 RUSTC       ?= rustc
 RUST_FLAGS  := -C opt-level=3 -C target-cpu=$(CPU)
@@ -84,7 +85,7 @@ $(BUILD)/autograd-c: ports/c/autograd.c $(TARGET_STAMP)
 $(BUILD)/autograd-rust: ports/rust/autograd.rs $(TARGET_STAMP)
 	@mkdir -p $(BUILD); rm -f $@
 	@if command -v $(RUSTC) >/dev/null 2>&1; then \
-	  echo "$(RUSTC) $(RUST_FLAGS) -o $@ $<"; $(RUSTC) $(RUST_FLAGS) -o $@ $<; \
+	  echo "AUTOGRAD_TARGET=$(CPU) $(RUSTC) $(RUST_FLAGS) -o $@ $<"; AUTOGRAD_TARGET=$(CPU) $(RUSTC) $(RUST_FLAGS) -o $@ $<; \
 	else echo "skip: Rust port ($(RUSTC) not found)"; fi
 
 $(BUILD)/autograd-zig: ports/zig/autograd.zig $(VENV)/.zig $(TARGET_STAMP)

@@ -6,7 +6,9 @@
 // so that the two can be read side by side.
 //
 // Build: rustc -C opt-level=3 -C target-cpu=native -o build/autograd-rust ports/rust/autograd.rs
-// (Linux, x86-64; v3/v4/fused-simd call glibc's libmvec when AVX2 is enabled).
+// (Linux, x86-64; v3/v4/fused-simd call glibc's libmvec at the widest vector that
+// target-cpu enables: AVX-512F, AVX2 or SSE2). The Makefile also sets AUTOGRAD_TARGET=CPU
+// in rustc's environment, for --version to name.
 // Rust never contracts a*b + c into an FMA nor reassociates floats, so the scalar
 // levels keep the contract's order exactly without any flag.
 
@@ -438,27 +440,113 @@ fn run_fused(seed: u64, n: u64) -> Sums {
 }
 
 // ---------------------------------------------------------------- vmath
-// Vector exp and log1p for the batched levels: glibc's libmvec, 4 doubles per call
-// (AVX2). rustc has no vector-math library to vectorize exp/log1p calls with, so the
-// 4-lane variants are called directly; the other lane arithmetic is left to LLVM's
-// loop vectorizer.
+// Vector exp and log1p for the batched levels: glibc's libmvec at the widest vector the
+// target CPU has, chosen when the program is compiled (rustc's target features, which
+// -C target-cpu sets): 8 doubles (AVX-512F, _ZGVeN8v_*), 4 (AVX2, _ZGVdN4v_*), 2 (SSE2,
+// _ZGVbN2v_*), or 1, glibc's scalar exp/log1p. Only the module for the target is
+// compiled (#[cfg]), so a binary never holds an instruction its CPU lacks. rustc has no
+// vector-math library to vectorize exp/log1p calls with, so the libmvec variants are
+// called directly; the rest of the lane arithmetic is left to LLVM's loop vectorizer,
+// which uses the same target.
 
-/// Lanes per batch: 256, as in the Codon program; measured against 64..1024 here
-/// too (README). The tape's val and grad (2 x 6 x 2 KiB) stay in L1.
-const BATCH: usize = 256;
-const WIDTH: usize = 4; // doubles per libmvec call
-const _: () = assert!(BATCH.is_multiple_of(WIDTH), "BATCH must be a multiple of WIDTH");
+const ALIGN: usize = 64; // bytes: a cache line, a whole number of vectors of any width
 
-type Lanes = [f64; BATCH];
+/// What the program was built for: CPU=... of the Makefile, which runs rustc with
+/// AUTOGRAD_TARGET in its environment.
+const TARGET: &str = match option_env!("AUTOGRAD_TARGET") {
+    Some(target) => target,
+    None => "unstated",
+};
 
-// The libmvec functions take and return a __m256d in ymm0, which is the C ABI for
-// __m256d when AVX is enabled; but stable Rust refuses SIMD types in `extern` blocks
-// (feature simd_ffi), so the symbols are declared without a signature and called
-// through a function pointer of the right type (LLVM still emits a direct call).
-#[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
-mod vmath {
-    use super::{Lanes, WIDTH};
-    use std::arch::x86_64::{__m256d, _mm256_loadu_pd, _mm256_storeu_pd};
+const VECTOR_NAMES: [(usize, &str); 4] = [
+    (1, "scalar (glibc exp/log1p)"),
+    (2, "SSE2 (libmvec _ZGVbN2v)"),
+    (4, "AVX2 (libmvec _ZGVdN4v)"),
+    (8, "AVX-512F (libmvec _ZGVeN8v)"),
+];
+
+/// One line naming the build target and the vector width, as --version prints it.
+fn target_text() -> String {
+    let name = VECTOR_NAMES.iter().find(|(width, _)| *width == WIDTH).map_or("?", |(_, name)| name);
+    format!("target {}, vector width {} doubles: {}", TARGET, WIDTH, name)
+}
+
+/// A var's BATCH lanes, starting on a cache line so that no vector load straddles two:
+/// the Codon program's alloc_lanes, as a type (Box and the stack honour its alignment).
+#[derive(Clone, Copy)]
+#[repr(C, align(64))] // ALIGN (the attribute takes only a literal)
+struct Lanes([f64; BATCH]);
+
+const _: () = assert!(std::mem::align_of::<Lanes>() == ALIGN);
+
+impl Lanes {
+    const ZERO: Lanes = Lanes([0.0; BATCH]);
+}
+
+impl std::ops::Deref for Lanes {
+    type Target = [f64; BATCH];
+    fn deref(&self) -> &[f64; BATCH] {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Lanes {
+    fn deref_mut(&mut self) -> &mut [f64; BATCH] {
+        &mut self.0
+    }
+}
+
+// Each libmvec module computes WIDTH lanes per call: exp(src, dst) and log1p(src, dst)
+// read WIDTH doubles at src and write them at dst (src may be dst), both aligned to the
+// vector, which Lanes' alignment gives every multiple of WIDTH.
+//
+// The functions take and return the vector in one register (zmm0, ymm0, xmm0): the C
+// ABI for __m512d, __m256d and __m128d when the target has AVX-512F, AVX and SSE2. But
+// stable Rust refuses SIMD types in `extern` blocks (feature simd_ffi), so the symbols
+// are declared without a signature and called through a function pointer of the right
+// type (LLVM still emits a direct call, through the GOT).
+
+#[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
+mod libmvec {
+    use std::arch::x86_64::{__m512d, _mm512_load_pd, _mm512_store_pd};
+
+    pub const WIDTH: usize = 8;
+
+    #[link(name = "mvec")]
+    unsafe extern "C" {
+        fn _ZGVeN8v_exp();
+        fn _ZGVeN8v_log1p();
+    }
+
+    #[allow(improper_ctypes_definitions)] // __m512d travels in zmm0: see above
+    type VectorFn = unsafe extern "C" fn(__m512d) -> __m512d;
+
+    /// dst[0..8] = f(src[0..8]). SAFETY (caller): f's real signature is VectorFn;
+    /// src and dst hold 8 doubles and are 64-byte aligned.
+    #[inline(always)]
+    unsafe fn call(f: unsafe extern "C" fn(), src: *const f64, dst: *mut f64) {
+        unsafe {
+            let f: VectorFn = std::mem::transmute(f);
+            _mm512_store_pd(dst, f(_mm512_load_pd(src)));
+        }
+    }
+
+    #[inline(always)]
+    pub unsafe fn exp(src: *const f64, dst: *mut f64) {
+        unsafe { call(_ZGVeN8v_exp, src, dst) }
+    }
+
+    #[inline(always)]
+    pub unsafe fn log1p(src: *const f64, dst: *mut f64) {
+        unsafe { call(_ZGVeN8v_log1p, src, dst) }
+    }
+}
+
+#[cfg(all(target_arch = "x86_64", target_feature = "avx2", not(target_feature = "avx512f")))]
+mod libmvec {
+    use std::arch::x86_64::{__m256d, _mm256_load_pd, _mm256_store_pd};
+
+    pub const WIDTH: usize = 4;
 
     #[link(name = "mvec")]
     unsafe extern "C" {
@@ -469,64 +557,124 @@ mod vmath {
     #[allow(improper_ctypes_definitions)] // __m256d travels in ymm0: see above
     type VectorFn = unsafe extern "C" fn(__m256d) -> __m256d;
 
-    /// out[j] = f(src[j]) for every lane, WIDTH at a time; f is one of the libmvec
-    /// functions above. `src` may be `out` itself.
+    /// dst[0..4] = f(src[0..4]). SAFETY (caller): f's real signature is VectorFn;
+    /// src and dst hold 4 doubles and are 32-byte aligned.
     #[inline(always)]
-    unsafe fn map_lanes(f: unsafe extern "C" fn(), src: *const f64, out: *mut f64) {
-        // SAFETY (caller): f's real signature is VectorFn, and src, out hold BATCH
-        // doubles; AVX2 is enabled (cfg above).
+    unsafe fn call(f: unsafe extern "C" fn(), src: *const f64, dst: *mut f64) {
         unsafe {
             let f: VectorFn = std::mem::transmute(f);
-            for j in (0..super::BATCH).step_by(WIDTH) {
-                _mm256_storeu_pd(out.add(j), f(_mm256_loadu_pd(src.add(j))));
-            }
+            _mm256_store_pd(dst, f(_mm256_load_pd(src)));
         }
     }
 
-    /// out[j] = exp(-|p[j]|) for every lane.
-    #[inline]
-    pub fn exp_neg_abs_lanes(p: &Lanes, out: &mut Lanes) {
-        for j in 0..super::BATCH {
-            out[j] = -p[j].abs();
-        }
-        let o = out.as_mut_ptr();
-        // SAFETY: _ZGVdN4v_exp is exp's 4-lane variant; o points to BATCH doubles.
-        unsafe { map_lanes(_ZGVdN4v_exp, o, o) }
+    #[inline(always)]
+    pub unsafe fn exp(src: *const f64, dst: *mut f64) {
+        unsafe { call(_ZGVdN4v_exp, src, dst) }
     }
 
-    /// out[j] = log1p(src[j]) for every lane.
-    #[inline]
-    pub fn log1p_lanes(src: &Lanes, out: &mut Lanes) {
-        // SAFETY: _ZGVdN4v_log1p is log1p's 4-lane variant; both hold BATCH doubles.
-        unsafe { map_lanes(_ZGVdN4v_log1p, src.as_ptr(), out.as_mut_ptr()) }
+    #[inline(always)]
+    pub unsafe fn log1p(src: *const f64, dst: *mut f64) {
+        unsafe { call(_ZGVdN4v_log1p, src, dst) }
     }
 }
 
-// Without AVX2 (another target-cpu or architecture) the lanes fall back to scalar
-// libm: the same results within the v3 tolerance, only slower.
-#[cfg(not(all(target_arch = "x86_64", target_feature = "avx2")))]
-mod vmath {
-    use super::Lanes;
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(target_feature = "avx2")))]
+mod libmvec {
+    use std::arch::x86_64::{__m128d, _mm_load_pd, _mm_store_pd};
 
-    pub fn exp_neg_abs_lanes(p: &Lanes, out: &mut Lanes) {
-        for (o, v) in out.iter_mut().zip(p) {
-            *o = super::exp_neg_abs(*v);
+    pub const WIDTH: usize = 2;
+
+    #[link(name = "mvec")]
+    unsafe extern "C" {
+        fn _ZGVbN2v_exp();
+        fn _ZGVbN2v_log1p();
+    }
+
+    #[allow(improper_ctypes_definitions)] // __m128d travels in xmm0: see above
+    type VectorFn = unsafe extern "C" fn(__m128d) -> __m128d;
+
+    /// dst[0..2] = f(src[0..2]). SAFETY (caller): f's real signature is VectorFn;
+    /// src and dst hold 2 doubles and are 16-byte aligned.
+    #[inline(always)]
+    unsafe fn call(f: unsafe extern "C" fn(), src: *const f64, dst: *mut f64) {
+        unsafe {
+            let f: VectorFn = std::mem::transmute(f);
+            _mm_store_pd(dst, f(_mm_load_pd(src)));
         }
     }
 
-    pub fn log1p_lanes(src: &Lanes, out: &mut Lanes) {
-        for (o, v) in out.iter_mut().zip(src) {
-            *o = v.ln_1p();
-        }
+    #[inline(always)]
+    pub unsafe fn exp(src: *const f64, dst: *mut f64) {
+        unsafe { call(_ZGVbN2v_exp, src, dst) }
+    }
+
+    #[inline(always)]
+    pub unsafe fn log1p(src: *const f64, dst: *mut f64) {
+        unsafe { call(_ZGVbN2v_log1p, src, dst) }
     }
 }
 
-use vmath::{exp_neg_abs_lanes, log1p_lanes};
+// Not x86-64 (or no SSE2): one lane at a time through glibc's scalar exp and log1p,
+// the same results within the v3 tolerance, only slower.
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+mod libmvec {
+    pub const WIDTH: usize = 1;
+
+    /// *dst = exp(*src). SAFETY (caller): both point to a double.
+    #[inline(always)]
+    pub unsafe fn exp(src: *const f64, dst: *mut f64) {
+        unsafe { *dst = (*src).exp() }
+    }
+
+    /// *dst = log1p(*src). SAFETY (caller): both point to a double.
+    #[inline(always)]
+    pub unsafe fn log1p(src: *const f64, dst: *mut f64) {
+        unsafe { *dst = (*src).ln_1p() }
+    }
+}
+
+use libmvec::WIDTH; // doubles per libmvec call
+const _: () = assert!(BATCH.is_multiple_of(WIDTH), "BATCH must be a multiple of WIDTH");
+
+/// lanes[j] = exp(lanes[j]) for every lane (the Codon program's exp_lanes(src, out, n),
+/// which it calls only in place; Rust's borrows would not let src be out).
+#[inline]
+fn exp_lanes(lanes: &mut Lanes) {
+    let p = lanes.as_mut_ptr();
+    for k in 0..BATCH / WIDTH {
+        // SAFETY: lanes k*WIDTH .. (k+1)*WIDTH lie inside the batch, and k*WIDTH doubles
+        // into a 64-byte aligned Lanes is aligned to the vector.
+        unsafe { libmvec::exp(p.add(k * WIDTH), p.add(k * WIDTH)) }
+    }
+}
+
+/// out[j] = log1p(src[j]) for every lane.
+#[inline]
+fn log1p_lanes(src: &Lanes, out: &mut Lanes) {
+    let (s, o) = (src.as_ptr(), out.as_mut_ptr());
+    for k in 0..BATCH / WIDTH {
+        // SAFETY: as in exp_lanes, for both src and out.
+        unsafe { libmvec::log1p(s.add(k * WIDTH), o.add(k * WIDTH)) }
+    }
+}
+
+/// out[j] = exp(-|p[j]|) for every lane.
+#[inline]
+fn exp_neg_abs_lanes(p: &Lanes, out: &mut Lanes) {
+    for j in 0..BATCH {
+        out[j] = -p[j].abs();
+    }
+    exp_lanes(out);
+}
 
 // ---------------------------------------------------------------- simd (v3)
 // Level v3 (simd): the v2 tape over a batch of BATCH samples. Each var holds BATCH
 // lanes (structure of arrays), each op is a loop over its lanes that LLVM vectorizes,
 // and exp/log1p are glibc's vector versions. The ops and their order are v2's.
+
+/// Lanes per var: 256, as in the Codon program; measured against 64..1024 here too
+/// (README). The tape's val and grad (2 x 6 x 2 KiB) stay in L1.
+const BATCH: usize = 256;
 
 /// The v2 tape with BATCH lanes per var: val and grad are MAX_VARS x BATCH arrays,
 /// var i's lanes at [i * BATCH, (i + 1) * BATCH); ops as in v2.
@@ -541,8 +689,8 @@ struct BatchTape {
 impl BatchTape {
     fn new() -> BatchTape {
         BatchTape {
-            val: Box::new([[0.0; BATCH]; MAX_VARS]),
-            grad: Box::new([[0.0; BATCH]; MAX_VARS]),
+            val: Box::new([Lanes::ZERO; MAX_VARS]),
+            grad: Box::new([Lanes::ZERO; MAX_VARS]),
             ops: Box::new([NO_OP; MAX_OPS]),
             n_vars: 0,
             n_ops: 0,
@@ -628,9 +776,9 @@ impl BatchTape {
     #[inline]
     fn backward(&mut self, out: usize) {
         for row in self.grad[..self.n_vars].iter_mut() {
-            *row = [0.0; BATCH];
+            *row = Lanes::ZERO;
         }
-        self.grad[out] = [1.0; BATCH];
+        self.grad[out] = Lanes([1.0; BATCH]);
         for k in (0..self.n_ops).rev() {
             let op = self.ops[k];
             // The inputs precede the output: split the grads there, so that g and
@@ -690,7 +838,7 @@ struct LaneSums {
 
 impl LaneSums {
     fn new() -> LaneSums {
-        LaneSums { f: [0.0; BATCH], dx: [0.0; BATCH], dy: [0.0; BATCH] }
+        LaneSums { f: Lanes::ZERO, dx: Lanes::ZERO, dy: Lanes::ZERO }
     }
 
     #[inline]
@@ -745,11 +893,19 @@ fn run_v3(seed: u64, n: u64) -> Sums {
 // scoped std::thread, each with its own batch tape and lane sums; the partial sums are
 // added in thread order, so a given T always gives the same digits.
 
-fn run_v4(seed: u64, n: u64, threads: usize) -> Sums {
+/// A v4 worker thread that panicked: its range has no sums, so the run has no result.
+/// (Nothing in run_batches should panic; if something does, the run is reported as
+/// failed rather than rerun, which could hide the fault or repeat it.)
+struct WorkerFailed {
+    thread: u64,
+    message: String,
+}
+
+fn run_v4(seed: u64, n: u64, threads: usize) -> Result<Sums, WorkerFailed> {
     let nb = n_batches(n);
     let t_count = threads.max(1) as u64;
     let range = |t: u64| (t * nb / t_count, (t + 1) * nb / t_count);
-    let partial: Vec<Sums> = std::thread::scope(|scope| {
+    let partial: Result<Vec<Sums>, WorkerFailed> = std::thread::scope(|scope| {
         let workers: Vec<_> = (1..t_count)
             .map(|t| {
                 let (first, end) = range(t);
@@ -759,24 +915,35 @@ fn run_v4(seed: u64, n: u64, threads: usize) -> Sums {
         // Range 0 runs on this thread, as an OpenMP team's master thread does.
         let (first, end) = range(0);
         let mut partial = vec![run_batches(seed, n, first, end)];
+        // Every worker is joined before a failure is returned: a panicked thread left
+        // unjoined would make thread::scope itself panic as it ends.
+        let mut failed = None;
         for (t, worker) in (1..t_count).zip(workers) {
-            // A thread that could not be started has its range done here instead:
-            // the same numbers, added in the same place.
-            partial.push(match worker.map(|w| w.join()) {
-                Ok(Ok(sums)) => sums,
-                _ => {
+            match worker {
+                Ok(handle) => match handle.join() {
+                    Ok(sums) => partial.push(sums),
+                    Err(payload) => {
+                        failed.get_or_insert(WorkerFailed { thread: t, message: panic_message(&*payload) });
+                    }
+                },
+                // A thread that could not be started (e.g. `ulimit -u`) has its range
+                // done here instead: the same numbers, added in the same place.
+                Err(_) => {
                     let (first, end) = range(t);
-                    run_batches(seed, n, first, end)
+                    partial.push(run_batches(seed, n, first, end));
                 }
-            });
+            }
         }
-        partial
+        match failed {
+            Some(failure) => Err(failure),
+            None => Ok(partial),
+        }
     });
     let mut total = Sums { f: 0.0, dx: 0.0, dy: 0.0 };
-    for sums in partial {
+    for sums in partial? {
         total = total + sums;
     }
-    total
+    Ok(total)
 }
 
 // ---------------------------------------------------------------- fused-simd (baseline)
@@ -784,8 +951,8 @@ fn run_v4(seed: u64, n: u64, threads: usize) -> Sums {
 // v3's vector math and lane sums, no tape: the floor for v3 and v4.
 
 fn run_fused_simd(seed: u64, n: u64) -> Sums {
-    let (mut x, mut y, mut p, mut e, mut l) = ([0.0; BATCH], [0.0; BATCH], [0.0; BATCH], [0.0; BATCH], [0.0; BATCH]);
-    let (mut f, mut dx, mut dy) = ([0.0; BATCH], [0.0; BATCH], [0.0; BATCH]);
+    let (mut x, mut y, mut p, mut e, mut l) = (Lanes::ZERO, Lanes::ZERO, Lanes::ZERO, Lanes::ZERO, Lanes::ZERO);
+    let (mut f, mut dx, mut dy) = (Lanes::ZERO, Lanes::ZERO, Lanes::ZERO);
     let mut acc = LaneSums::new();
     for batch in 0..n_batches(n) {
         let first = batch * BATCH as u64;
@@ -1204,22 +1371,24 @@ fn cpus_available() -> usize {
     (count as usize).max(1)
 }
 
-fn run_level(level: &str, seed: u64, n: u64, threads: usize) -> Sums {
-    match level {
+fn run_level(level: &str, seed: u64, n: u64, threads: usize) -> Result<Sums, WorkerFailed> {
+    Ok(match level {
         "v0" => run_v0(seed, n),
         "v1" => run_v1(seed, n),
         "v2" => run_v2(seed, n),
         "v3" => run_v3(seed, n),
-        "v4" => run_v4(seed, n, threads),
+        "v4" => run_v4(seed, n, threads)?,
         "fused-simd" => run_fused_simd(seed, n),
         _ => run_fused(seed, n),
-    }
+    })
 }
 
-/// Why the program stops early: bad input (exit 2) or output that could not be written.
+/// Why the program stops early: bad input (exit 2), output that could not be written or
+/// a v4 worker that failed (exit 1).
 enum Failure {
     Usage(UsageError),
     Output(io::Error),
+    Worker(WorkerFailed),
 }
 
 impl From<UsageError> for Failure {
@@ -1232,6 +1401,23 @@ impl From<io::Error> for Failure {
     fn from(e: io::Error) -> Failure {
         Failure::Output(e)
     }
+}
+
+impl From<WorkerFailed> for Failure {
+    fn from(e: WorkerFailed) -> Failure {
+        Failure::Worker(e)
+    }
+}
+
+/// A panic's message as one line (a panic's payload is its formatted message, a &str
+/// or a String).
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    let text = match (payload.downcast_ref::<&str>(), payload.downcast_ref::<String>()) {
+        (Some(s), _) => s,
+        (_, Some(s)) => s.as_str(),
+        _ => "unknown panic",
+    };
+    text.lines().collect::<Vec<_>>().join(" ")
 }
 
 /// Prints one line and flushes it, so that each row appears as its level finishes.
@@ -1249,7 +1435,7 @@ fn run(opts: &Options) -> Result<(), Failure> {
     for &level in &opts.levels {
         let threads = if level == "v4" { opts.threads } else { 1 };
         let start = Instant::now();
-        let sums = run_level(level, opts.seed, opts.iters, threads);
+        let sums = run_level(level, opts.seed, opts.iters, threads)?;
         let seconds = start.elapsed().as_nanos() as f64 / 1e9;
         let r = RunResult { level, iters: opts.iters, seed: opts.seed, threads, seconds, sums };
         if level == "v0" {
@@ -1280,7 +1466,10 @@ fn real_main() -> Result<(), Failure> {
     let opts = parse(&args, cpus_available())?;
     match opts.mode {
         Mode::Help => emit(HELP_TEXT)?,
-        Mode::Version => emit(VERSION_TEXT)?,
+        Mode::Version => {
+            emit(VERSION_TEXT)?;
+            emit(&target_text())?
+        }
         Mode::Eval => evaluate(&opts)?,
         Mode::Run => run(&opts)?,
     }
@@ -1288,16 +1477,27 @@ fn real_main() -> Result<(), Failure> {
 }
 
 fn main() {
-    let code = match real_main() {
-        Ok(()) => 0,
-        Err(Failure::Usage(e)) => {
+    // A panic is reported as one `error:` line by whoever catches it (run_v4's join, or
+    // catch_unwind below), never with Rust's default message and backtrace note.
+    std::panic::set_hook(Box::new(|_| {}));
+    let code = match std::panic::catch_unwind(real_main) {
+        Ok(Ok(())) => 0,
+        Ok(Err(Failure::Usage(e))) => {
             let _ = writeln!(io::stderr(), "error: {}", e.0);
             2
         }
         // A reader that stops early (`| head`) is not an error worth a message.
-        Err(Failure::Output(e)) if e.kind() == io::ErrorKind::BrokenPipe => 0,
-        Err(Failure::Output(e)) => {
-            let _ = writeln!(io::stderr(), "error: cannot write the output: {}", e);
+        Ok(Err(Failure::Output(e))) if e.kind() == io::ErrorKind::BrokenPipe => 0,
+        Ok(Err(Failure::Output(_))) => {
+            let _ = writeln!(io::stderr(), "error: cannot write to standard output");
+            1
+        }
+        Ok(Err(Failure::Worker(e))) => {
+            let _ = writeln!(io::stderr(), "error: v4 thread {} panicked: {}", e.thread, e.message);
+            1
+        }
+        Err(payload) => {
+            let _ = writeln!(io::stderr(), "error: internal error: {}", panic_message(&*payload));
             1
         }
     };
