@@ -10,7 +10,7 @@ codon=${CODON:-.venv/bin/codon}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-cp -r autograd.codon core cli softplus graph "$tmp/"
+cp -r build/codon-src/. "$tmp/"
 sed -i '/^ *@inline/d' "$tmp/softplus/tape.codon"
 "$codon" build -release -l mvec -o "$tmp/autograd-no-inline" "$tmp/autograd.codon"
 
