@@ -3,9 +3,13 @@
 The Codon program is the model: each port must print the same sums (digit for digit at the sequential
 levels), the same --eval results and the same table columns, and refuse the same bad inputs.
 """
+import os
+import subprocess
+
 import pytest
 
 import reference as ref
+from conftest import IMPLS
 from test_cli import BAD_ARGS
 
 SEEDS = [42, 7, 2**64 - 1]
@@ -76,19 +80,86 @@ def test_eval_agrees_with_the_codon_program(impl, codon, x, y):
 
 
 @pytest.mark.parametrize("args", BAD_ARGS, ids=[repr(a) for a in BAD_ARGS])
-def test_bad_input_is_refused_the_same_way(impl, args):
+def test_bad_input_is_refused_the_same_way(impl, codon, args):
+    """One error line, exit 2, nothing on stdout: the same message as the Codon program's."""
     proc = impl.run(*args)
     assert proc.returncode == 2 and proc.stdout == "", (impl.name, proc)
     lines = proc.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), (impl.name, proc.stderr)
+    assert proc.stderr == codon.run(*args).stderr, impl.name
 
 
-def test_missing_levels_are_refused(impl):
-    for level in set(ref.SEQUENTIAL_LEVELS + ref.BATCHED_LEVELS) - set(impl.levels):
-        proc = impl.run("--level", level, "--iters", "1")
-        assert proc.returncode == 2 and proc.stdout == "" and proc.stderr.startswith("error: ")
+MISSING = [(name, level) for name, (_, _, levels) in IMPLS.items()
+           for level in ref.SEQUENTIAL_LEVELS + ref.BATCHED_LEVELS if level not in levels]
 
 
-def test_help_and_version(impl):
-    assert "usage:" in impl.ok("--help")
-    assert impl.ok("--version").startswith("autograd (")
+@pytest.mark.parametrize("name, level", MISSING)
+def test_missing_levels_are_refused(name, level):
+    """Refused with the contract's message, in both workloads (the graph has no baselines)."""
+    argv = IMPLS[name][0]
+    for workload in (["softplus"] + (["graph"] if level in ("v3", "v4") else [])):
+        proc = subprocess.run(argv + ["--workload", workload, "--level", level, "--iters", "1"],
+                              capture_output=True, text=True, timeout=60)
+        assert (proc.returncode, proc.stdout) == (2, "")
+        assert proc.stderr == f"error: level {level} is not implemented by this program\n"
+
+
+@pytest.mark.parametrize("args", [["--iters", "10"], ["--version"], ["--help"], ["--eval", "1", "2"],
+                                  ["--workload", "graph", "--ops", "8", "--iters", "2", "--json", "--level", "v2"]])
+def test_unwritable_output_is_an_error(impl, args):
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(impl.argv + args, stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert proc.returncode == 1 and proc.stderr == "error: cannot write to standard output\n", (impl.name, proc)
+
+
+# The graph workload (docs/contract-graph.md): every port against G4 and against the Codon program.
+GRAPH_LEVELS = ["v0", "v1", "v2", "v3", "v4"]
+
+
+def graph_levels(impl):
+    return [lv for lv in GRAPH_LEVELS if lv in impl.levels]
+
+
+@pytest.mark.parametrize("m, n", sorted(ref.GRAPH_KNOWN))
+def test_graph_known_answers_at_every_level(impl, m, n):
+    known = ref.GRAPH_KNOWN[(m, n)]
+    for level in graph_levels(impl):
+        got = impl.graph_sums(level, m, n, threads=3 if level == "v4" else None)
+        if level in ("v3", "v4"):
+            assert all(ref.rel_diff(a, float(b)) <= ref.BATCHED_RTOL for a, b in zip(got, known)), (impl.name, level)
+        else:
+            assert tuple(f"{v:.17g}" for v in got) == known, (impl.name, level)
+
+
+@pytest.mark.parametrize("seed", [42, 2**64 - 1])
+@pytest.mark.parametrize("m", [1, 2, 3, 4, 5, 37, 10_001])
+def test_graph_agrees_with_the_codon_program(impl, codon, seed, m):
+    n = 3 if m > 1000 else 17
+    for level in graph_levels(impl):
+        for threads in ([1, 2, 7] if level == "v4" else [None]):
+            got = impl.graph_sums(level, m, n, seed, threads)
+            want = codon.graph_sums(level, m, n, seed, threads)
+            if level in ("v3", "v4"):
+                assert all(ref.rel_diff(a, b) <= ref.BATCHED_RTOL for a, b in zip(got, want)), (impl.name, level)
+            else:
+                assert got == want, (impl.name, level)
+
+
+def test_graph_rows_match_the_codon_program(impl, codon):
+    """The same JSON keys and values (bar impl and times), the same text columns."""
+    args = ("--workload", "graph", "--ops", "9", "--iters", "2", "--level", "v2")
+    timing = {"impl", "seconds", "ns_per_iter", "ns_per_op"}
+    (mine,), (model,) = impl.records(*args), codon.records(*args)
+    assert list(mine) == list(model) and mine["impl"] == impl.name
+    assert {k: v for k, v in mine.items() if k not in timing} == {k: v for k, v in model.items() if k not in timing}
+    text = lambda out: [line.split()[1:5] + line.split()[9:] for line in out.splitlines()[1:]]
+    assert impl.ok(*args).splitlines()[0] == codon.ok(*args).splitlines()[0]
+    assert text(impl.ok(*args)) == text(codon.ok(*args))
+
+
+def test_help_and_version(impl, codon):
+    assert "usage:" in impl.ok("--help") and "--workload graph" in impl.ok("--help")
+    lines = impl.ok("--version").splitlines()
+    assert lines[0].startswith(f"autograd ({impl.name}) ")
+    if impl.name != "python":   # the compiled ones name their target and vector width like Codon's
+        assert len(lines) == 2 and lines[1].split(",")[1:] == codon.ok("--version").splitlines()[1].split(",")[1:]
