@@ -56,8 +56,9 @@ build: $(BUILD)/autograd ports
 
 ports: $(BUILD)/autograd-c $(BUILD)/autograd-zig $(BUILD)/autograd-rust
 
+# Every level of both workloads, each run calibrated to last at least 0.25 s (scripts/run.py).
 run: $(BUILD)/autograd
-	$(BUILD)/autograd
+	$(PYTHON) scripts/run.py --program $(BUILD)/autograd
 
 test: build $(VENV)/.test-deps
 	$(VENV)/bin/python -m pytest -q tests

@@ -1,0 +1,63 @@
+"""`make run`: the Codon program at every level of both workloads, each run long enough to measure.
+
+A fixed sample count lasts seconds on a slow machine and milliseconds on a fast one, where thread
+start-up would dominate v4; so each level's count is calibrated first (doubled from a small one until a
+run lasts --min-time), then that run is shown. The table is the program's own (its header and columns);
+"vs v0" compares ns per sample, since each level runs with its own count.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+
+WORKLOADS = {  # workload: (extra arguments, levels, first count to try)
+    "softplus": ([], ["v0", "v1", "v2", "v3", "v4"], 100_000),
+    "graph": (["--workload", "graph"], ["v0", "v1", "v2", "v3", "v4"], 16),
+}
+
+
+def calibrated(program: str, args: list[str], level: str, start: int, min_time: float) -> dict:
+    """The JSON record of the first run, doubling from `start` samples, that lasts min_time seconds."""
+    n = start
+    while True:
+        out = subprocess.run([program, *args, "--level", level, "--iters", str(n), "--json"],
+                             capture_output=True, text=True, check=True).stdout
+        record = json.loads(out)
+        if record["seconds"] >= min_time:
+            return record
+        # Aim a little past min_time from the last rate, at most 16x at once.
+        n = int(n * min(16.0, max(2.0, 1.2 * min_time / max(record["seconds"], 1e-6))))
+
+
+def row(program: str, args: list[str], record: dict, v0_ns: float | None) -> str:
+    """The program's own text row for this record's run, with "vs v0" from ns per sample."""
+    out = subprocess.run([program, *args, "--level", record["level"], "--iters", str(record["iters"])],
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    header, line = out[0], out[1]
+    start = header.index("vs v0") - 3   # the column is right-aligned: "   vs v0" ends where it ends
+    cell = f"{v0_ns / record['ns_per_iter']:.1f}x" if v0_ns else "-"
+    width = len("vs v0") + 3
+    return header, line[:start] + cell.rjust(width) + line[start + width:]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--program", default="build/autograd")
+    parser.add_argument("--min-time", type=float, default=0.25, help="seconds each shown run lasts at least")
+    opts = parser.parse_args()
+    for workload, (args, levels, start) in WORKLOADS.items():
+        v0_ns = None
+        for k, level in enumerate(levels):
+            record = calibrated(opts.program, args, level, start, opts.min_time)
+            v0_ns = record["ns_per_iter"] if level == "v0" else v0_ns
+            header, line = row(opts.program, args, record, v0_ns)
+            if k == 0:
+                print(("" if workload == "softplus" else "\n") + header)
+            print(line, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
