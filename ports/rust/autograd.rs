@@ -1,9 +1,10 @@
 // autograd: millions of forward/backward passes of f(x, y) = softplus((x + y) * x)
-// through a reverse-mode autograd, level by level (docs/contract.md). The Rust port of
-// the Codon program: one file, std only, laid out in the order of the Codon modules
-// (rng, ops, graph, naive, pool, tape, fused, vmath, simd, threads, fused-simd, cli,
-// report, main)
-// so that the two can be read side by side.
+// through a reverse-mode autograd, level by level (docs/contract.md), and the graph
+// workload, a tape of M ops (docs/contract-graph.md). The Rust port of the Codon program:
+// one file, std only, laid out in the order of the Codon modules (rng, ops, graph,
+// naive, pool, tape, fused, vmath, simd, threads, fused-simd; graph recipe, nodes,
+// objects, pool, tape, simd, threads; cli, report, main) so that the two can be read
+// side by side.
 //
 // Build: rustc -C opt-level=3 -C target-cpu=native -o build/autograd-rust ports/rust/autograd.rs
 // (Linux, x86-64; v3/v4/fused-simd call glibc's libmvec at the widest vector that
@@ -471,27 +472,31 @@ fn target_text() -> String {
     format!("target {}, vector width {} doubles: {}", TARGET, WIDTH, name)
 }
 
-/// A var's BATCH lanes, starting on a cache line so that no vector load straddles two:
-/// the Codon program's alloc_lanes, as a type (Box and the stack honour its alignment).
+/// N lanes of a var, starting on a cache line so that no vector load straddles two:
+/// the Codon program's alloc_lanes, as a type (Box, Vec and the stack honour its
+/// alignment). Lanes (softplus, BATCH) and GraphLanes (graph, GRAPH_BATCH) are its sizes.
 #[derive(Clone, Copy)]
 #[repr(C, align(64))] // ALIGN (the attribute takes only a literal)
-struct Lanes([f64; BATCH]);
+struct AlignedLanes<const N: usize>([f64; N]);
+
+/// A softplus var's BATCH lanes.
+type Lanes = AlignedLanes<BATCH>;
 
 const _: () = assert!(std::mem::align_of::<Lanes>() == ALIGN);
 
-impl Lanes {
-    const ZERO: Lanes = Lanes([0.0; BATCH]);
+impl<const N: usize> AlignedLanes<N> {
+    const ZERO: AlignedLanes<N> = AlignedLanes([0.0; N]);
 }
 
-impl std::ops::Deref for Lanes {
-    type Target = [f64; BATCH];
-    fn deref(&self) -> &[f64; BATCH] {
+impl<const N: usize> std::ops::Deref for AlignedLanes<N> {
+    type Target = [f64; N];
+    fn deref(&self) -> &[f64; N] {
         &self.0
     }
 }
 
-impl std::ops::DerefMut for Lanes {
-    fn deref_mut(&mut self) -> &mut [f64; BATCH] {
+impl<const N: usize> std::ops::DerefMut for AlignedLanes<N> {
+    fn deref_mut(&mut self) -> &mut [f64; N] {
         &mut self.0
     }
 }
@@ -637,22 +642,23 @@ use libmvec::WIDTH; // doubles per libmvec call
 const _: () = assert!(BATCH.is_multiple_of(WIDTH), "BATCH must be a multiple of WIDTH");
 
 /// lanes[j] = exp(lanes[j]) for every lane (the Codon program's exp_lanes(src, out, n),
-/// which it calls only in place; Rust's borrows would not let src be out).
+/// which it calls only in place; Rust's borrows would not let src be out). N is a
+/// multiple of WIDTH (BATCH and GRAPH_BATCH are asserted to be).
 #[inline]
-fn exp_lanes(lanes: &mut Lanes) {
+fn exp_lanes<const N: usize>(lanes: &mut AlignedLanes<N>) {
     let p = lanes.as_mut_ptr();
-    for k in 0..BATCH / WIDTH {
-        // SAFETY: lanes k*WIDTH .. (k+1)*WIDTH lie inside the batch, and k*WIDTH doubles
-        // into a 64-byte aligned Lanes is aligned to the vector.
+    for k in 0..N / WIDTH {
+        // SAFETY: lanes k*WIDTH .. (k+1)*WIDTH lie inside the N lanes, and k*WIDTH doubles
+        // into 64-byte aligned lanes is aligned to the vector.
         unsafe { libmvec::exp(p.add(k * WIDTH), p.add(k * WIDTH)) }
     }
 }
 
 /// out[j] = log1p(src[j]) for every lane.
 #[inline]
-fn log1p_lanes(src: &Lanes, out: &mut Lanes) {
+fn log1p_lanes<const N: usize>(src: &AlignedLanes<N>, out: &mut AlignedLanes<N>) {
     let (s, o) = (src.as_ptr(), out.as_mut_ptr());
-    for k in 0..BATCH / WIDTH {
+    for k in 0..N / WIDTH {
         // SAFETY: as in exp_lanes, for both src and out.
         unsafe { libmvec::log1p(s.add(k * WIDTH), o.add(k * WIDTH)) }
     }
@@ -660,8 +666,8 @@ fn log1p_lanes(src: &Lanes, out: &mut Lanes) {
 
 /// out[j] = exp(-|p[j]|) for every lane.
 #[inline]
-fn exp_neg_abs_lanes(p: &Lanes, out: &mut Lanes) {
-    for j in 0..BATCH {
+fn exp_neg_abs_lanes<const N: usize>(p: &AlignedLanes<N>, out: &mut AlignedLanes<N>) {
+    for j in 0..N {
         out[j] = -p[j].abs();
     }
     exp_lanes(out);
@@ -778,7 +784,7 @@ impl BatchTape {
         for row in self.grad[..self.n_vars].iter_mut() {
             *row = Lanes::ZERO;
         }
-        self.grad[out] = Lanes([1.0; BATCH]);
+        self.grad[out] = AlignedLanes([1.0; BATCH]);
         for k in (0..self.n_ops).rev() {
             let op = self.ops[k];
             // The inputs precede the output: split the grads there, so that g and
@@ -894,27 +900,30 @@ fn run_v3(seed: u64, n: u64) -> Sums {
 // added in thread order, so a given T always gives the same digits.
 
 /// A v4 worker thread that panicked: its range has no sums, so the run has no result.
-/// (Nothing in run_batches should panic; if something does, the run is reported as
-/// failed rather than rerun, which could hide the fault or repeat it.)
+/// (Nothing in run_batches or run_graph_batches should panic; if something does, the
+/// run is reported as failed rather than rerun, which could hide the fault or repeat it.)
 struct WorkerFailed {
     thread: u64,
     message: String,
 }
 
-fn run_v4(seed: u64, n: u64, threads: usize) -> Result<Sums, WorkerFailed> {
-    let nb = n_batches(n);
+/// The Codon program's `@par(num_threads=T, schedule="static", chunk_size=1)` loop over
+/// T contiguous ranges of nb batches, shared by softplus and graph v4: work(first, end)
+/// for range t = [t*nb/T, (t+1)*nb/T) on thread t, the results in thread order.
+fn in_threads<S: Send>(threads: usize, nb: u64, work: impl Fn(u64, u64) -> S + Sync) -> Result<Vec<S>, WorkerFailed> {
     let t_count = threads.max(1) as u64;
     let range = |t: u64| (t * nb / t_count, (t + 1) * nb / t_count);
-    let partial: Result<Vec<Sums>, WorkerFailed> = std::thread::scope(|scope| {
+    let work = &work;
+    std::thread::scope(|scope| {
         let workers: Vec<_> = (1..t_count)
             .map(|t| {
                 let (first, end) = range(t);
-                std::thread::Builder::new().spawn_scoped(scope, move || run_batches(seed, n, first, end))
+                std::thread::Builder::new().spawn_scoped(scope, move || work(first, end))
             })
             .collect();
         // Range 0 runs on this thread, as an OpenMP team's master thread does.
         let (first, end) = range(0);
-        let mut partial = vec![run_batches(seed, n, first, end)];
+        let mut partial = vec![work(first, end)];
         // Every worker is joined before a failure is returned: a panicked thread left
         // unjoined would make thread::scope itself panic as it ends.
         let mut failed = None;
@@ -930,7 +939,7 @@ fn run_v4(seed: u64, n: u64, threads: usize) -> Result<Sums, WorkerFailed> {
                 // done here instead: the same numbers, added in the same place.
                 Err(_) => {
                     let (first, end) = range(t);
-                    partial.push(run_batches(seed, n, first, end));
+                    partial.push(work(first, end));
                 }
             }
         }
@@ -938,9 +947,14 @@ fn run_v4(seed: u64, n: u64, threads: usize) -> Result<Sums, WorkerFailed> {
             Some(failure) => Err(failure),
             None => Ok(partial),
         }
-    });
+    })
+}
+
+fn run_v4(seed: u64, n: u64, threads: usize) -> Result<Sums, WorkerFailed> {
+    let nb = n_batches(n);
+    let partial = in_threads(threads, nb, |first, end| run_batches(seed, n, first, end))?;
     let mut total = Sums { f: 0.0, dx: 0.0, dy: 0.0 };
-    for sums in partial? {
+    for sums in partial {
         total = total + sums;
     }
     Ok(total)
@@ -975,17 +989,875 @@ fn run_fused_simd(seed: u64, n: u64) -> Sums {
     acc.total()
 }
 
+// ---------------------------------------------------------------- graph recipe
+// The graph workload's recipe (docs/contract-graph.md G1-G3), shared by every graph
+// level: a sample's 100 inputs, the kind and input offsets of each of the M ops, the
+// scalar forward math of an op, and the per-sample checksums.
+
+const SOFTPLUS: i32 = 0; // op k has kind k % 4, in this order
+const SUM4: i32 = 1;
+const PROD: i32 = 2;
+const SOFTMAX4: i32 = 3;
+
+const N_INPUTS: usize = 100;
+
+/// The checksums of a run: sums over the samples of loss, grad_in and grad_all (G3).
+#[derive(Clone, Copy, Debug)]
+struct GraphSums {
+    loss: f64,
+    grad_in: f64,
+    grad_all: f64,
+}
+
+impl Add for GraphSums {
+    type Output = GraphSums;
+    fn add(self, o: GraphSums) -> GraphSums {
+        GraphSums { loss: self.loss + o.loss, grad_in: self.grad_in + o.grad_in, grad_all: self.grad_all + o.grad_all }
+    }
+}
+
+impl GraphSums {
+    const ZERO: GraphSums = GraphSums { loss: 0.0, grad_in: 0.0, grad_all: 0.0 };
+}
+
+/// Nodes of an M-op graph: the inputs, one output per op, three more per SOFTMAX4.
+fn n_nodes(m: usize) -> usize {
+    N_INPUTS + m + 3 * (m / 4)
+}
+
+/// Input i of sample s, in [-1, 1) (G1).
+#[inline]
+fn graph_input(seed: u64, s: u64, i: usize) -> f64 {
+    2.0 * unit(draw(seed, N_INPUTS as u64 * s + i as u64 + 1)) - 1.0
+}
+
+/// What record_ops needs of a level's graph builder (the Codon program passes any object
+/// with these methods): the nodes so far, and the four ops, taking node ids.
+trait GraphBuilder {
+    fn size(&self) -> usize;
+    fn push_softplus(&mut self, a: usize);
+    fn push_sum4(&mut self, a: usize, b: usize, c: usize, d: usize);
+    fn push_prod(&mut self, a: usize, b: usize);
+    fn push_softmax4(&mut self, a: usize, b: usize, c: usize, d: usize);
+}
+
+/// The M ops of G2, in order, onto g.
+#[inline]
+fn record_ops<G: GraphBuilder>(g: &mut G, m: usize) {
+    for k in 0..m {
+        let n = g.size();
+        match (k % 4) as i32 {
+            SOFTPLUS => g.push_softplus(n - 10),
+            SUM4 => g.push_sum4(n - 30, n - 25, n - 20, n - 15),
+            PROD => g.push_prod(n - 20, n - 10),
+            _ => g.push_softmax4(n - 4, n - 3, n - 2, n - 1),
+        }
+    }
+}
+
+/// Python's max(a, b): b if b > a, else a.
+#[inline]
+fn max2(a: f64, b: f64) -> f64 {
+    if b > a { b } else { a }
+}
+
+/// out_j = exp(in_j - max) / ((e_0 + e_1) + e_2) + e_3.
+#[inline]
+fn softmax4(a: f64, b: f64, c: f64, d: f64) -> (f64, f64, f64, f64) {
+    let m = max2(max2(a, b), max2(c, d));
+    let (e0, e1, e2, e3) = ((a - m).exp(), (b - m).exp(), (c - m).exp(), (d - m).exp());
+    let total = ((e0 + e1) + e2) + e3;
+    (e0 / total, e1 / total, e2 / total, e3 / total)
+}
+
+/// SOFTMAX4's backward term: sum of o_j * g[out_j], left to right.
+#[inline]
+#[allow(clippy::too_many_arguments)]
+fn softmax4_avg(o0: f64, o1: f64, o2: f64, o3: f64, g0: f64, g1: f64, g2: f64, g3: f64) -> f64 {
+    ((o0 * g0 + o1 * g1) + o2 * g2) + o3 * g3
+}
+
+// ---------------------------------------------------------------- graph nodes
+// The node objects of graph levels v0 and v1: every node a heap object (a Box) holding
+// its value, its grad and references to its input nodes, each value computed once when
+// the node is made. The graph keeps its nodes in creation order, which is all backward
+// needs: it walks them in reverse. As in the softplus v1 pool, the graph borrows its
+// nodes instead of owning them (nodes that point at each other cannot live inside their
+// owner in safe Rust), so the Boxes are made before the nodes are: v0 makes a fresh set
+// for every sample and drops it after, v1 makes one set and reuses it.
+
+const LEAF: i32 = -1;
+
+type Link<'a> = Cell<Option<&'a GraphNode<'a>>>;
+
+/// A node; every field a Cell, so that backward can add to the grads of its inputs
+/// through shared references and the pool can remake a node.
+struct GraphNode<'a> {
+    val: Cell<f64>,
+    grad: Cell<f64>,
+    kind: Cell<i32>,   // LEAF, or the kind of the op that made it (all four of a SOFTMAX4's)
+    saved: Cell<f64>,  // SOFTPLUS: exp(-|a.val|), for backward's sigmoid
+    a: Link<'a>,       // inputs, as many as the kind has
+    b: Link<'a>,
+    c: Link<'a>,
+    d: Link<'a>,
+}
+
+type NodeRef<'a> = Option<&'a GraphNode<'a>>;
+
+impl<'a> GraphNode<'a> {
+    #[allow(clippy::too_many_arguments)]
+    fn new(kind: i32, val: f64, saved: f64, a: NodeRef<'a>, b: NodeRef<'a>, c: NodeRef<'a>, d: NodeRef<'a>) -> Self {
+        let node = GraphNode {
+            val: Cell::new(0.0),
+            grad: Cell::new(0.0),
+            kind: Cell::new(LEAF),
+            saved: Cell::new(0.0),
+            a: Cell::new(None),
+            b: Cell::new(None),
+            c: Cell::new(None),
+            d: Cell::new(None),
+        };
+        node.set(kind, val, saved, a, b, c, d);
+        node
+    }
+
+    /// (Re)make this node; its grad starts at 1.0, d loss / d val (the loss sums every node).
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    fn set(&self, kind: i32, val: f64, saved: f64, a: NodeRef<'a>, b: NodeRef<'a>, c: NodeRef<'a>, d: NodeRef<'a>) {
+        self.kind.set(kind);
+        self.val.set(val);
+        self.saved.set(saved);
+        self.grad.set(1.0);
+        self.a.set(a);
+        self.b.set(b);
+        self.c.set(c);
+        self.d.set(d);
+    }
+}
+
+/// A sample's nodes, the Codon program's List[GraphNode]: one Box per node.
+type NodeStorage<'a> = Vec<Box<GraphNode<'a>>>;
+
+/// Room for the nodes of one M-op sample: n_nodes(m) fresh heap objects.
+fn node_storage<'a>(m: usize) -> NodeStorage<'a> {
+    (0..n_nodes(m)).map(|_| Box::new(GraphNode::new(LEAF, 0.0, 0.0, None, None, None, None))).collect()
+}
+
+struct NodeGraph<'a> {
+    nodes: &'a [Box<GraphNode<'a>>], // in creation order; nodes[count..] are not made yet
+    count: usize,
+}
+
+impl<'a> NodeGraph<'a> {
+    fn new(nodes: &'a [Box<GraphNode<'a>>]) -> NodeGraph<'a> {
+        NodeGraph { nodes, count: 0 }
+    }
+
+    /// Start a sample (v1: its nodes are remade; v0 brings a fresh storage each sample).
+    fn reset(&mut self) {
+        self.count = 0;
+    }
+
+    #[inline]
+    fn at(&self, i: usize) -> &'a GraphNode<'a> {
+        &self.nodes[i]
+    }
+
+    /// The next node, made as given.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    fn take(&mut self, kind: i32, val: f64, saved: f64, a: NodeRef<'a>, b: NodeRef<'a>, c: NodeRef<'a>,
+            d: NodeRef<'a>) -> &'a GraphNode<'a> {
+        let node = self.at(self.count);
+        node.set(kind, val, saved, a, b, c, d);
+        self.count += 1;
+        node
+    }
+
+    fn leaf(&mut self, val: f64) {
+        self.take(LEAF, val, 0.0, None, None, None, None);
+    }
+}
+
+impl<'a> GraphBuilder for NodeGraph<'a> {
+    #[inline]
+    fn size(&self) -> usize {
+        self.count
+    }
+
+    #[inline]
+    fn push_softplus(&mut self, i: usize) {
+        let a = self.at(i);
+        let e = exp_neg_abs(a.val.get());
+        self.take(SOFTPLUS, softplus_e(a.val.get(), e), e, Some(a), None, None, None);
+    }
+
+    #[inline]
+    fn push_sum4(&mut self, i: usize, j: usize, k: usize, l: usize) {
+        let (a, b, c, d) = (self.at(i), self.at(j), self.at(k), self.at(l));
+        let val = ((a.val.get() + b.val.get()) + c.val.get()) + d.val.get();
+        self.take(SUM4, val, 0.0, Some(a), Some(b), Some(c), Some(d));
+    }
+
+    #[inline]
+    fn push_prod(&mut self, i: usize, j: usize) {
+        let (a, b) = (self.at(i), self.at(j));
+        self.take(PROD, a.val.get() * b.val.get(), 0.0, Some(a), Some(b), None, None);
+    }
+
+    #[inline]
+    fn push_softmax4(&mut self, i: usize, j: usize, k: usize, l: usize) {
+        let (a, b, c, d) = (self.at(i), self.at(j), self.at(k), self.at(l));
+        let (o0, o1, o2, o3) = softmax4(a.val.get(), b.val.get(), c.val.get(), d.val.get());
+        for o in [o0, o1, o2, o3] {
+            self.take(SOFTMAX4, o, 0.0, Some(a), Some(b), Some(c), Some(d));
+        }
+    }
+}
+
+impl<'a> NodeGraph<'a> {
+    /// The nodes in reverse creation order, each pushing its grad to its inputs (G3); a
+    /// SOFTMAX4's four outputs are handled together, at the last of them.
+    fn backward(&self) {
+        let add = |node: &GraphNode, g: f64| node.grad.set(node.grad.get() + g);
+        let mut i = self.count - 1;
+        while i >= N_INPUTS {
+            let node = self.at(i);
+            let g = node.grad.get();
+            // An op node always has its kind's inputs; matching on them avoids any unwrap.
+            match (node.kind.get(), node.a.get(), node.b.get(), node.c.get(), node.d.get()) {
+                (SOFTPLUS, Some(a), _, _, _) => add(a, sigmoid_e(a.val.get(), node.saved.get()) * g),
+                (SUM4, Some(a), Some(b), Some(c), Some(d)) => {
+                    add(a, g);
+                    add(b, g);
+                    add(c, g);
+                    add(d, g);
+                }
+                (PROD, Some(a), Some(b), _, _) => {
+                    add(a, b.val.get() * g);
+                    add(b, a.val.get() * g);
+                }
+                (SOFTMAX4, Some(a), Some(b), Some(c), Some(d)) => {
+                    // nodes i-3 .. i are its outputs
+                    let (o0, o1, o2, o3) = (self.at(i - 3), self.at(i - 2), self.at(i - 1), node);
+                    let (v0, v1, v2, v3) = (o0.val.get(), o1.val.get(), o2.val.get(), o3.val.get());
+                    let (g0, g1, g2, g3) = (o0.grad.get(), o1.grad.get(), o2.grad.get(), o3.grad.get());
+                    let avg = softmax4_avg(v0, v1, v2, v3, g0, g1, g2, g3);
+                    add(a, v0 * (g0 - avg));
+                    add(b, v1 * (g1 - avg));
+                    add(c, v2 * (g2 - avg));
+                    add(d, v3 * (g3 - avg));
+                    i -= 3;
+                }
+                _ => {}
+            }
+            i -= 1;
+        }
+    }
+
+    /// This sample's loss, grad_in and grad_all (G3), each added in creation order.
+    fn sums(&self) -> GraphSums {
+        let (mut loss, mut grad_in, mut grad_all) = (0.0, 0.0, 0.0);
+        for node in &self.nodes[..self.count] {
+            loss += node.val.get();
+        }
+        for (i, node) in self.nodes[..N_INPUTS].iter().enumerate() {
+            grad_in += (i + 1) as f64 * node.grad.get();
+        }
+        for node in &self.nodes[..self.count] {
+            grad_all += node.grad.get();
+        }
+        GraphSums { loss, grad_in, grad_all }
+    }
+}
+
+// ---------------------------------------------------------------- graph objects (v0)
+// Graph level v0 (objects): every node a fresh heap object per sample (a Box: malloc and
+// free), linked to its inputs by reference; backward walks the nodes in reverse creation
+// order.
+
+/// Sample s's forward pass: its inputs, then the M ops.
+fn record_nodes(g: &mut NodeGraph, seed: u64, s: u64, m: usize) {
+    g.reset();
+    for i in 0..N_INPUTS {
+        g.leaf(graph_input(seed, s, i));
+    }
+    record_ops(g, m);
+}
+
+fn run_graph_v0(seed: u64, m: usize, n: u64) -> GraphSums {
+    let mut total = GraphSums::ZERO;
+    for s in 0..n {
+        let storage = node_storage(m);
+        let mut g = NodeGraph::new(&storage);
+        record_nodes(&mut g, seed, s, m);
+        g.backward();
+        total = total + g.sums();
+    } // the sample's nodes are freed here
+    total
+}
+
+// ---------------------------------------------------------------- graph pool (v1)
+// Graph level v1 (pool): v0's node objects and links, but one set of nodes, allocated
+// once and remade for every sample, so the loop allocates nothing.
+
+fn run_graph_v1(seed: u64, m: usize, n: u64) -> GraphSums {
+    let storage = node_storage(m);
+    let mut g = NodeGraph::new(&storage);
+    let mut total = GraphSums::ZERO;
+    for s in 0..n {
+        record_nodes(&mut g, seed, s, m);
+        g.backward();
+        total = total + g.sums();
+    }
+    total
+}
+
+// ---------------------------------------------------------------- graph tape (v2)
+// Graph level v2 (tape): the softplus workload's tape grown to M ops, recorded anew for
+// every sample as a dynamic autograd does: contiguous arrays of vars {val, grad} and ops
+// {kind, up to 4 input ids, first output id}, addressed by index; each result computed
+// once when pushed; backward is an index loop over the ops in reverse.
+
+#[derive(Clone, Copy)]
+struct GraphOp {
+    kind: i32,
+    a: usize, // input ids; SOFTPLUS's b is its slot in `saved` (exp(-|a|))
+    b: usize,
+    c: usize,
+    d: usize,
+    out: usize, // the (first) output id; SOFTMAX4's four are out .. out+3
+}
+
+/// The ops are a Vec with room for all M, filled by push and emptied by reset: its
+/// length is the Codon program's n_ops (and nothing is written before it is recorded).
+struct GraphTape {
+    val: Box<[f64]>,
+    grad: Box<[f64]>,
+    ops: Vec<GraphOp>,
+    saved: Box<[f64]>, // each SOFTPLUS's exp(-|a|), kept for backward's sigmoid
+    n_vars: usize,
+    n_saved: usize,
+}
+
+impl GraphTape {
+    fn new(m: usize) -> GraphTape {
+        GraphTape {
+            val: vec![0.0; n_nodes(m)].into_boxed_slice(),
+            grad: vec![0.0; n_nodes(m)].into_boxed_slice(),
+            ops: Vec::with_capacity(m),
+            saved: vec![0.0; m / 4 + 1].into_boxed_slice(),
+            n_vars: 0,
+            n_saved: 0,
+        }
+    }
+
+    #[inline]
+    fn reset(&mut self) {
+        self.n_vars = 0;
+        self.ops.clear();
+        self.n_saved = 0;
+    }
+
+    /// A new var holding v; returns its id.
+    #[inline]
+    fn leaf(&mut self, v: f64) -> usize {
+        self.val[self.n_vars] = v;
+        self.n_vars += 1;
+        self.n_vars - 1
+    }
+
+    /// Record op `kind` on inputs a..d with (first) result v; returns the result's id.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    fn push(&mut self, kind: i32, a: usize, b: usize, c: usize, d: usize, v: f64) -> usize {
+        let out = self.leaf(v);
+        self.ops.push(GraphOp { kind, a, b, c, d, out });
+        out
+    }
+}
+
+impl GraphBuilder for GraphTape {
+    #[inline]
+    fn size(&self) -> usize {
+        self.n_vars
+    }
+
+    #[inline]
+    fn push_softplus(&mut self, a: usize) {
+        let p = self.val[a];
+        let e = exp_neg_abs(p);
+        let slot = self.n_saved;
+        self.saved[slot] = e;
+        self.n_saved += 1;
+        self.push(SOFTPLUS, a, slot, 0, 0, softplus_e(p, e));
+    }
+
+    #[inline]
+    fn push_sum4(&mut self, a: usize, b: usize, c: usize, d: usize) {
+        let v = &self.val;
+        let val = ((v[a] + v[b]) + v[c]) + v[d];
+        self.push(SUM4, a, b, c, d, val);
+    }
+
+    #[inline]
+    fn push_prod(&mut self, a: usize, b: usize) {
+        let val = self.val[a] * self.val[b];
+        self.push(PROD, a, b, 0, 0, val);
+    }
+
+    #[inline]
+    fn push_softmax4(&mut self, a: usize, b: usize, c: usize, d: usize) {
+        let v = &self.val;
+        let (o0, o1, o2, o3) = softmax4(v[a], v[b], v[c], v[d]);
+        self.push(SOFTMAX4, a, b, c, d, o0);
+        self.leaf(o1);
+        self.leaf(o2);
+        self.leaf(o3);
+    }
+}
+
+impl GraphTape {
+    /// Reverse sweep for loss = the sum of every node: each grad starts at 1.0, then
+    /// each op's local rule, ops in reverse (G3).
+    fn backward(&mut self) {
+        let (v, g) = (&self.val[..], &mut self.grad[..]);
+        for gi in g[..self.n_vars].iter_mut() {
+            *gi = 1.0;
+        }
+        for op in self.ops.iter().rev() {
+            let go = g[op.out];
+            match op.kind {
+                SOFTPLUS => g[op.a] += sigmoid_e(v[op.a], self.saved[op.b]) * go,
+                SUM4 => {
+                    g[op.a] += go;
+                    g[op.b] += go;
+                    g[op.c] += go;
+                    g[op.d] += go;
+                }
+                PROD => {
+                    g[op.a] += v[op.b] * go;
+                    g[op.b] += v[op.a] * go;
+                }
+                _ => {
+                    // SOFTMAX4
+                    let o = op.out;
+                    let avg = softmax4_avg(v[o], v[o + 1], v[o + 2], v[o + 3], g[o], g[o + 1], g[o + 2], g[o + 3]);
+                    g[op.a] += v[o] * (g[o] - avg);
+                    g[op.b] += v[o + 1] * (g[o + 1] - avg);
+                    g[op.c] += v[o + 2] * (g[o + 2] - avg);
+                    g[op.d] += v[o + 3] * (g[o + 3] - avg);
+                }
+            }
+        }
+    }
+
+    /// This sample's loss, grad_in and grad_all (G3), each added in index order.
+    fn sums(&self) -> GraphSums {
+        let (mut loss, mut grad_in, mut grad_all) = (0.0, 0.0, 0.0);
+        for v in &self.val[..self.n_vars] {
+            loss += v;
+        }
+        for (i, g) in self.grad[..N_INPUTS].iter().enumerate() {
+            grad_in += (i + 1) as f64 * g;
+        }
+        for g in &self.grad[..self.n_vars] {
+            grad_all += g;
+        }
+        GraphSums { loss, grad_in, grad_all }
+    }
+}
+
+/// Sample s's forward pass: its inputs, then the M ops.
+fn record_graph(tape: &mut GraphTape, seed: u64, s: u64, m: usize) {
+    tape.reset();
+    for i in 0..N_INPUTS {
+        tape.leaf(graph_input(seed, s, i));
+    }
+    record_ops(tape, m);
+}
+
+fn run_graph_v2(seed: u64, m: usize, n: u64) -> GraphSums {
+    let mut tape = GraphTape::new(m);
+    let mut total = GraphSums::ZERO;
+    for s in 0..n {
+        record_graph(&mut tape, seed, s, m);
+        tape.backward();
+        total = total + tape.sums();
+    }
+    total
+}
+
+// ---------------------------------------------------------------- graph simd (v3)
+// Graph level v3 (simd): the v2 graph tape recorded once per batch of GRAPH_BATCH samples.
+// Each var holds GRAPH_BATCH lanes (structure of arrays), each op is a loop over its lanes
+// that LLVM vectorizes, and exp/log1p are libmvec's at the target's width (vmath).
+
+/// Lanes per var, a multiple of every vector width. A batch's vals and grads take
+/// n_nodes * GRAPH_BATCH * 16 bytes: 4.5 MB at 10,000 ops, so the graph lives in L2/L3
+/// whatever the batch.
+const GRAPH_BATCH: usize = 16;
+const _: () = assert!(GRAPH_BATCH.is_multiple_of(WIDTH), "GRAPH_BATCH must be a multiple of WIDTH");
+
+/// A graph var's GRAPH_BATCH lanes (two cache lines), starting on a cache line: Lanes'
+/// type at this size.
+type GraphLanes = AlignedLanes<GRAPH_BATCH>;
+
+/// n vars' lanes in one allocation, var i's at row i: n * GRAPH_BATCH doubles starting on
+/// a cache line, all 0.0 (the Codon program's alloc_lanes(n * GRAPH_BATCH)).
+///
+/// The memory comes from calloc, so a large block is fresh pages that the kernel zeroes
+/// when they are first touched, as the Codon program's tape is left untouched until used.
+/// Neither vec![ZERO; n] nor alloc_zeroed at the rows' 64-byte alignment does that: both
+/// write every row up front (std's alloc_zeroed calls calloc only for alignments up to
+/// 16), which at 1,000,000 ops is 450 MB per tape, in every v4 thread, batches or not
+/// (v4 on 7 threads was 3.6x slower than the Codon program's, with 3.3 GB resident).
+/// So the block is allocated at f64's alignment with a cache line to spare, and the rows
+/// start at its first cache line.
+struct LaneRows {
+    block: *mut u8,
+    layout: std::alloc::Layout,
+    rows: *mut GraphLanes,
+    n: usize,
+}
+
+impl LaneRows {
+    fn new(n: usize) -> LaneRows {
+        let size = n.checked_mul(std::mem::size_of::<GraphLanes>()).and_then(|bytes| bytes.checked_add(ALIGN));
+        let layout = size.and_then(|size| std::alloc::Layout::from_size_align(size, 8).ok());
+        let layout = layout.expect("graph tape too large");
+        // SAFETY: the layout's size is at least ALIGN, never 0; a null result is handed to
+        // handle_alloc_error. The block holds n rows after its first 64-byte boundary,
+        // which is at most ALIGN - 8 bytes in, and all-zero bytes are valid rows of 0.0.
+        unsafe {
+            let block = std::alloc::alloc_zeroed(layout);
+            if block.is_null() {
+                std::alloc::handle_alloc_error(layout);
+            }
+            let rows = block.add(block.align_offset(ALIGN)) as *mut GraphLanes;
+            LaneRows { block, layout, rows, n }
+        }
+    }
+}
+
+impl std::ops::Deref for LaneRows {
+    type Target = [GraphLanes];
+    fn deref(&self) -> &[GraphLanes] {
+        // SAFETY: n initialized rows at `rows` (new), borrowed with self.
+        unsafe { std::slice::from_raw_parts(self.rows, self.n) }
+    }
+}
+
+impl std::ops::DerefMut for LaneRows {
+    fn deref_mut(&mut self) -> &mut [GraphLanes] {
+        // SAFETY: as in deref, and &mut self makes the borrow exclusive.
+        unsafe { std::slice::from_raw_parts_mut(self.rows, self.n) }
+    }
+}
+
+impl Drop for LaneRows {
+    fn drop(&mut self) {
+        // SAFETY: the block new allocated with this layout, freed once.
+        unsafe { std::alloc::dealloc(self.block, self.layout) }
+    }
+}
+
+/// The ops as in GraphTape: a Vec, its length the Codon program's n_ops.
+struct GraphBatchTape {
+    val: LaneRows, // var i's lanes in row i
+    grad: LaneRows,
+    ops: Vec<GraphOp>,
+    saved: LaneRows, // each SOFTPLUS's exp(-|a|) lanes, at its slot
+    n_vars: usize,
+    n_saved: usize,
+}
+
+impl GraphBatchTape {
+    fn new(m: usize) -> GraphBatchTape {
+        GraphBatchTape {
+            val: LaneRows::new(n_nodes(m)),
+            grad: LaneRows::new(n_nodes(m)),
+            ops: Vec::with_capacity(m),
+            saved: LaneRows::new(m / 4 + 1),
+            n_vars: 0,
+            n_saved: 0,
+        }
+    }
+
+    #[inline]
+    fn reset(&mut self) {
+        self.n_vars = 0;
+        self.ops.clear();
+        self.n_saved = 0;
+    }
+
+    /// A new var; the caller fills its lanes. Returns its id.
+    #[inline]
+    fn leaf(&mut self) -> usize {
+        self.n_vars += 1;
+        self.n_vars - 1
+    }
+
+    /// Record op `kind` on inputs a..d; returns its (first) output's id, for the caller to fill.
+    #[inline]
+    fn push(&mut self, kind: i32, a: usize, b: usize, c: usize, d: usize) -> usize {
+        let out = self.leaf();
+        self.ops.push(GraphOp { kind, a, b, c, d, out });
+        out
+    }
+
+    /// The vals below `out` (an op's inputs) and the rows from out on, borrowed together:
+    /// an op's inputs always precede its outputs, so the split keeps the borrows apart.
+    #[inline]
+    fn inputs_and_outs(&mut self, out: usize) -> (&[GraphLanes], &mut [GraphLanes]) {
+        let (inputs, outs) = self.val.split_at_mut(out);
+        (inputs, outs)
+    }
+}
+
+impl GraphBuilder for GraphBatchTape {
+    #[inline]
+    fn size(&self) -> usize {
+        self.n_vars
+    }
+
+    #[inline]
+    fn push_softplus(&mut self, a: usize) {
+        let slot = self.n_saved;
+        self.n_saved += 1;
+        let out = self.push(SOFTPLUS, a, slot, 0, 0);
+        let e = &mut self.saved[slot];
+        let (inputs, outs) = self.val.split_at_mut(out);
+        let (p, o) = (&inputs[a], &mut outs[0]);
+        exp_neg_abs_lanes(p, e);
+        log1p_lanes(e, o);
+        for j in 0..GRAPH_BATCH {
+            o[j] = if p[j] > 0.0 { p[j] + o[j] } else { o[j] }; // softplus_e, lane-wise
+        }
+    }
+
+    #[inline]
+    fn push_sum4(&mut self, a: usize, b: usize, c: usize, d: usize) {
+        let out = self.push(SUM4, a, b, c, d);
+        let (v, outs) = self.inputs_and_outs(out);
+        let (o, va, vb, vc, vd) = (&mut outs[0], &v[a], &v[b], &v[c], &v[d]);
+        for j in 0..GRAPH_BATCH {
+            o[j] = ((va[j] + vb[j]) + vc[j]) + vd[j];
+        }
+    }
+
+    #[inline]
+    fn push_prod(&mut self, a: usize, b: usize) {
+        let out = self.push(PROD, a, b, 0, 0);
+        let (v, outs) = self.inputs_and_outs(out);
+        let (o, va, vb) = (&mut outs[0], &v[a], &v[b]);
+        for j in 0..GRAPH_BATCH {
+            o[j] = va[j] * vb[j];
+        }
+    }
+
+    #[inline]
+    fn push_softmax4(&mut self, a: usize, b: usize, c: usize, d: usize) {
+        let out = self.push(SOFTMAX4, a, b, c, d);
+        self.leaf();
+        self.leaf();
+        self.leaf();
+        let (v, outs) = self.inputs_and_outs(out);
+        let [o0, o1, o2, o3, ..] = outs else { unreachable!("SOFTMAX4 has four outputs") };
+        let (va, vb, vc, vd) = (&v[a], &v[b], &v[c], &v[d]);
+        for j in 0..GRAPH_BATCH {
+            let m = max2(max2(va[j], vb[j]), max2(vc[j], vd[j]));
+            (o0[j], o1[j], o2[j], o3[j]) = (va[j] - m, vb[j] - m, vc[j] - m, vd[j] - m);
+        }
+        // The Codon program exps the four consecutive vars in one call of 4 * GRAPH_BATCH
+        // lanes; here one call per var, the same libmvec calls on the same lanes.
+        for o in [&mut *o0, &mut *o1, &mut *o2, &mut *o3] {
+            exp_lanes(o);
+        }
+        for j in 0..GRAPH_BATCH {
+            let total = ((o0[j] + o1[j]) + o2[j]) + o3[j];
+            (o0[j], o1[j], o2[j], o3[j]) = (o0[j] / total, o1[j] / total, o2[j] / total, o3[j] / total);
+        }
+    }
+}
+
+impl GraphBatchTape {
+    /// Reverse sweep, lane-wise: every grad from 1.0, then each op's local rule (G3).
+    fn backward(&mut self) {
+        for row in self.grad[..self.n_vars].iter_mut() {
+            *row = AlignedLanes([1.0; GRAPH_BATCH]);
+        }
+        for k in (0..self.ops.len()).rev() {
+            let op = self.ops[k];
+            // The inputs precede the output: split the grads there, so that g and the
+            // inputs' grads can be borrowed together.
+            let (grads, outs) = self.grad.split_at_mut(op.out);
+            let g = &outs[0];
+            let va = &self.val[op.a];
+            match op.kind {
+                SOFTPLUS => {
+                    let (ga, e) = (&mut grads[op.a], &self.saved[op.b]);
+                    for j in 0..GRAPH_BATCH {
+                        ga[j] += sigmoid_e(va[j], e[j]) * g[j];
+                    }
+                }
+                SUM4 => {
+                    for q in [op.a, op.b, op.c, op.d] {
+                        let gq = &mut grads[q];
+                        for j in 0..GRAPH_BATCH {
+                            gq[j] += g[j];
+                        }
+                    }
+                }
+                PROD => {
+                    let vb = &self.val[op.b];
+                    let ga = &mut grads[op.a];
+                    for j in 0..GRAPH_BATCH {
+                        ga[j] += vb[j] * g[j];
+                    }
+                    let gb = &mut grads[op.b];
+                    for j in 0..GRAPH_BATCH {
+                        gb[j] += va[j] * g[j];
+                    }
+                }
+                _ => self.softmax4_backward(op), // SOFTMAX4
+            }
+        }
+    }
+
+    fn softmax4_backward(&mut self, op: GraphOp) {
+        let (grads, outs) = self.grad.split_at_mut(op.out);
+        let [o0, o1, o2, o3, ..] = &self.val[op.out..] else { unreachable!("SOFTMAX4 has four outputs") };
+        let [g0, g1, g2, g3, ..] = &*outs else { unreachable!("SOFTMAX4 has four outputs") };
+        // The inputs are four different vars, so their grads are updated one after the
+        // other (the Codon program does all four in one lane loop: the same sums).
+        let mut avg = [0.0; GRAPH_BATCH];
+        for j in 0..GRAPH_BATCH {
+            avg[j] = ((o0[j] * g0[j] + o1[j] * g1[j]) + o2[j] * g2[j]) + o3[j] * g3[j];
+        }
+        for (q, oq, gq) in [(op.a, o0, g0), (op.b, o1, g1), (op.c, o2, g2), (op.d, o3, g3)] {
+            let gi = &mut grads[q];
+            for j in 0..GRAPH_BATCH {
+                gi[j] += oq[j] * (gq[j] - avg[j]);
+            }
+        }
+    }
+}
+
+/// Samples first .. first+lanes-1's inputs into the 100 input vars; unused lanes get 0.
+fn fill_graph_inputs(tape: &mut GraphBatchTape, seed: u64, first: u64, lanes: usize) {
+    tape.reset();
+    for i in 0..N_INPUTS {
+        let id = tape.leaf();
+        let v = &mut tape.val[id];
+        for j in 0..lanes {
+            v[j] = graph_input(seed, first + j as u64, i);
+        }
+        for j in lanes..GRAPH_BATCH {
+            v[j] = 0.0;
+        }
+    }
+}
+
+/// Per-lane running checksums, so that a batch is added with vector adds.
+struct GraphLaneSums {
+    loss: GraphLanes,
+    grad_in: GraphLanes,
+    grad_all: GraphLanes,
+}
+
+impl GraphLaneSums {
+    fn new() -> GraphLaneSums {
+        GraphLaneSums { loss: GraphLanes::ZERO, grad_in: GraphLanes::ZERO, grad_all: GraphLanes::ZERO }
+    }
+
+    /// Each lane's sample checksums (G3, nodes in index order), added for the used lanes.
+    fn add(&mut self, tape: &GraphBatchTape, lanes: usize) {
+        let (mut loss, mut grad_in, mut grad_all) = (GraphLanes::ZERO, GraphLanes::ZERO, GraphLanes::ZERO);
+        for (v, g) in tape.val[..tape.n_vars].iter().zip(&tape.grad[..tape.n_vars]) {
+            for j in 0..GRAPH_BATCH {
+                loss[j] += v[j];
+                grad_all[j] += g[j];
+            }
+        }
+        for (i, g) in tape.grad[..N_INPUTS].iter().enumerate() {
+            for j in 0..GRAPH_BATCH {
+                grad_in[j] += (i + 1) as f64 * g[j];
+            }
+        }
+        for j in 0..lanes {
+            self.loss[j] += loss[j];
+            self.grad_in[j] += grad_in[j];
+            self.grad_all[j] += grad_all[j];
+        }
+    }
+
+    /// The lanes added up in lane order.
+    fn total(&self) -> GraphSums {
+        let mut s = GraphSums::ZERO;
+        for j in 0..GRAPH_BATCH {
+            s = s + GraphSums { loss: self.loss[j], grad_in: self.grad_in[j], grad_all: self.grad_all[j] };
+        }
+        s
+    }
+}
+
+fn n_graph_batches(n: u64) -> u64 {
+    n.div_ceil(GRAPH_BATCH as u64)
+}
+
+/// Batches [first_batch, end_batch) of the n samples through one batch tape.
+fn run_graph_batches(seed: u64, m: usize, n: u64, first_batch: u64, end_batch: u64) -> GraphSums {
+    let mut tape = GraphBatchTape::new(m);
+    let mut acc = GraphLaneSums::new();
+    for batch in first_batch..end_batch {
+        let first = batch * GRAPH_BATCH as u64;
+        let lanes = (n - first).min(GRAPH_BATCH as u64) as usize;
+        fill_graph_inputs(&mut tape, seed, first, lanes);
+        record_ops(&mut tape, m);
+        tape.backward();
+        acc.add(&tape, lanes);
+    }
+    acc.total()
+}
+
+fn run_graph_v3(seed: u64, m: usize, n: u64) -> GraphSums {
+    run_graph_batches(seed, m, n, 0, n_graph_batches(n))
+}
+
+// ---------------------------------------------------------------- graph threads (v4)
+// Graph level v4 (threads): graph v3 with the batches split into T contiguous ranges, one
+// per thread (in_threads, as softplus v4), each with its own batch tape and lane sums,
+// added in thread order.
+
+fn run_graph_v4(seed: u64, m: usize, n: u64, threads: usize) -> Result<GraphSums, WorkerFailed> {
+    let nb = n_graph_batches(n);
+    let partial = in_threads(threads, nb, |first, end| run_graph_batches(seed, m, n, first, end))?;
+    let mut total = GraphSums::ZERO;
+    for sums in partial {
+        total = total + sums;
+    }
+    Ok(total)
+}
+
 // ---------------------------------------------------------------- cli
 // The command line of contract §4, parsed strictly: every bad input becomes a
 // UsageError whose message is one line, so that main can print `error: ...` and exit 2
 // before anything reaches stdout. Arguments are handled as bytes: they need not be UTF-8.
 
 const LEVELS: &[&str] = &["v0", "v1", "v2", "v3", "v4"]; // run by --level all, in this order
-const BASELINES: &[&str] = &["fused", "fused-simd"]; // run only when named
+const BASELINES: &[&str] = &["fused", "fused-simd"]; // run only when named (softplus workload)
+const WORKLOADS: &[&str] = &["softplus", "graph"]; // --workload, the first the default
 const MAX_ITERS: u64 = 1_000_000_000_000;
 const MAX_THREADS: u64 = 1024;
-const DEFAULT_ITERS: u64 = 10_000_000;
+const MAX_GRAPH_OPS: u64 = 1_000_000; // the Codon program's MAX_OPS (a name the softplus tape has here)
+const DEFAULT_ITERS: u64 = 10_000_000; // softplus samples
+const DEFAULT_GRAPH_ITERS: u64 = 10_000; // graph samples (Rogozhnikov's 10,000 passes)
+const DEFAULT_OPS: usize = 10_000;
 const DEFAULT_SEED: u64 = 42;
+const FLAGS: &[&str] = &["--workload", "--level", "--ops", "--iters", "--seed", "--threads", "--json", "--eval"];
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -999,7 +1871,9 @@ struct UsageError(String);
 
 struct Options {
     mode: Mode,
+    workload: &'static str,
     levels: Vec<&'static str>,
+    ops: usize,
     iters: u64,
     seed: u64,
     threads: usize,
@@ -1012,7 +1886,9 @@ impl Options {
     fn new(mode: Mode, threads: usize) -> Options {
         Options {
             mode,
+            workload: WORKLOADS[0],
             levels: LEVELS.to_vec(),
+            ops: DEFAULT_OPS,
             iters: DEFAULT_ITERS,
             seed: DEFAULT_SEED,
             threads,
@@ -1110,15 +1986,27 @@ fn parse_point(flag: &str, text: &[u8]) -> Result<f64, UsageError> {
     Ok(value)
 }
 
-fn parse_level(text: &[u8]) -> Result<Vec<&'static str>, UsageError> {
+/// The levels --level names; the graph workload has no baselines.
+fn parse_level(text: &[u8], workload: &str) -> Result<Vec<&'static str>, UsageError> {
+    let named: Vec<&'static str> = if workload == "softplus" {
+        LEVELS.iter().chain(BASELINES).copied().collect()
+    } else {
+        LEVELS.to_vec()
+    };
     if text == b"all" {
         return Ok(LEVELS.to_vec());
     }
-    if let Some(level) = LEVELS.iter().chain(BASELINES).find(|l| l.as_bytes() == text) {
+    if let Some(level) = named.iter().find(|l| l.as_bytes() == text) {
         return Ok(vec![*level]);
     }
-    let all: Vec<&str> = LEVELS.iter().chain(BASELINES).copied().collect();
-    Err(UsageError(format!("--level must be one of {} or all, got {}", all.join(", "), shown(text))))
+    Err(UsageError(format!("--level must be one of {} or all, got {}", named.join(", "), shown(text))))
+}
+
+fn parse_workload(text: &[u8]) -> Result<&'static str, UsageError> {
+    match WORKLOADS.iter().find(|w| w.as_bytes() == text) {
+        Some(workload) => Ok(workload),
+        None => Err(UsageError(format!("--workload must be one of {}, got {}", WORKLOADS.join(", "), shown(text)))),
+    }
 }
 
 /// Options from the arguments after the program name.
@@ -1131,16 +2019,14 @@ fn parse(args: &[Vec<u8>], cpus: usize) -> Result<Options, UsageError> {
     }
     let mut opts = Options::new(Mode::Run, cpus);
     let mut seen: Vec<&'static str> = Vec::new();
+    let mut level: &[u8] = b"all";
     let mut i = 0;
     while i < args.len() {
         let arg = args[i].as_slice();
         if arg == b"--help" || arg == b"--version" {
             return Err(UsageError(format!("{} takes no other arguments", String::from_utf8_lossy(arg))));
         }
-        let flag = match ["--level", "--iters", "--seed", "--threads", "--json", "--eval"]
-            .iter()
-            .find(|f| f.as_bytes() == arg)
-        {
+        let flag = match FLAGS.iter().find(|f| f.as_bytes() == arg) {
             Some(f) => *f,
             None => return Err(UsageError(format!("unknown argument {} (try --help)", shown(arg)))),
         };
@@ -1160,7 +2046,9 @@ fn parse(args: &[Vec<u8>], cpus: usize) -> Result<Options, UsageError> {
         let value: &[u8] = if arity > 0 { &args[i + 1] } else { b"" };
         match flag {
             "--json" => opts.json = true,
-            "--level" => opts.levels = parse_level(value)?,
+            "--workload" => opts.workload = parse_workload(value)?,
+            "--level" => level = value, // checked below, once the workload is known
+            "--ops" => opts.ops = parse_uint(flag, value, 1, MAX_GRAPH_OPS)? as usize,
             "--iters" => opts.iters = parse_uint(flag, value, 1, MAX_ITERS)?,
             "--seed" => opts.seed = parse_uint(flag, value, 0, u64::MAX)?,
             "--threads" => opts.threads = parse_uint(flag, value, 1, MAX_THREADS)? as usize,
@@ -1177,6 +2065,14 @@ fn parse(args: &[Vec<u8>], cpus: usize) -> Result<Options, UsageError> {
         if let Some(other) = seen.iter().find(|f| **f != "--eval" && **f != "--json") {
             return Err(UsageError(format!("--eval takes no {}", other)));
         }
+        return Ok(opts);
+    }
+    if seen.contains(&"--ops") && opts.workload != "graph" {
+        return Err(UsageError("--ops belongs to the graph workload (add --workload graph)".to_string()));
+    }
+    opts.levels = parse_level(level, opts.workload)?;
+    if opts.workload == "graph" && !seen.contains(&"--iters") {
+        opts.iters = DEFAULT_GRAPH_ITERS;
     }
     Ok(opts)
 }
@@ -1243,6 +2139,28 @@ impl RunResult {
     }
 }
 
+/// One level's run of the graph workload.
+struct GraphResult {
+    level: &'static str,
+    ops: usize,
+    iters: u64,
+    seed: u64,
+    threads: usize,
+    seconds: f64,
+    sums: GraphSums,
+}
+
+impl GraphResult {
+    fn ns_per_iter(&self) -> f64 {
+        self.seconds * 1e9 / self.iters as f64
+    }
+
+    fn ns_per_op(&self) -> f64 {
+        self.ns_per_iter() / self.ops as f64
+    }
+}
+
+// Text columns: (name, width), negative widths right-aligned.
 const COLUMNS: [(&str, i32); 10] = [
     ("impl", 6),
     ("level", 11),
@@ -1255,12 +2173,26 @@ const COLUMNS: [(&str, i32); 10] = [
     ("sum_dx", -25),
     ("sum_dy", -25),
 ];
+const GRAPH_COLUMNS: [(&str, i32); 12] = [
+    ("impl", 6),
+    ("level", 11),
+    ("threads", -7),
+    ("ops", -8),
+    ("iters", -14),
+    ("seconds", -10),
+    ("ns/iter", -14),
+    ("ns/op", -10),
+    ("vs v0", -8),
+    ("sum_loss", -25),
+    ("sum_grad_in", -25),
+    ("sum_grad_all", -25),
+];
 
-/// Cells padded to COLUMNS' widths (negative: right-aligned), two spaces apart.
-fn row(cells: &[String]) -> String {
+/// Cells padded to the columns' widths, two spaces apart.
+fn row(columns: &[(&str, i32)], cells: &[String]) -> String {
     let out: Vec<String> = cells
         .iter()
-        .zip(COLUMNS.iter())
+        .zip(columns.iter())
         .map(|(cell, &(_, width))| {
             if width > 0 {
                 format!("{:<w$}", cell, w = width as usize)
@@ -1274,27 +2206,52 @@ fn row(cells: &[String]) -> String {
 
 fn text_header() -> String {
     let names: Vec<String> = COLUMNS.iter().map(|(name, _)| name.to_string()).collect();
-    row(&names)
+    row(&COLUMNS, &names)
 }
 
-/// One result as a table row; `vs v0` is v0's time over this one (0: no v0 run).
-fn text_line(r: &RunResult, v0_seconds: f64) -> String {
-    let speedup = if v0_seconds > 0.0 && r.seconds > 0.0 {
-        format!("{:.1}x", v0_seconds / r.seconds)
+fn graph_text_header() -> String {
+    let names: Vec<String> = GRAPH_COLUMNS.iter().map(|(name, _)| name.to_string()).collect();
+    row(&GRAPH_COLUMNS, &names)
+}
+
+/// v0's time over this one, "-" when v0 was not run before it.
+fn speedup(v0_seconds: f64, seconds: f64) -> String {
+    if v0_seconds > 0.0 && seconds > 0.0 {
+        format!("{:.1}x", v0_seconds / seconds)
     } else {
         "-".to_string()
-    };
-    row(&[
+    }
+}
+
+fn text_line(r: &RunResult, v0_seconds: f64) -> String {
+    row(&COLUMNS, &[
         IMPL.to_string(),
         r.level.to_string(),
         r.threads.to_string(),
         r.iters.to_string(),
         format!("{:.3}", r.seconds),
         format!("{:.2}", r.ns_per_iter()),
-        speedup,
+        speedup(v0_seconds, r.seconds),
         g17(r.sums.f),
         g17(r.sums.dx),
         g17(r.sums.dy),
+    ])
+}
+
+fn graph_text_line(r: &GraphResult, v0_seconds: f64) -> String {
+    row(&GRAPH_COLUMNS, &[
+        IMPL.to_string(),
+        r.level.to_string(),
+        r.threads.to_string(),
+        r.ops.to_string(),
+        r.iters.to_string(),
+        format!("{:.3}", r.seconds),
+        format!("{:.1}", r.ns_per_iter()),
+        format!("{:.2}", r.ns_per_op()),
+        speedup(v0_seconds, r.seconds),
+        g17(r.sums.loss),
+        g17(r.sums.grad_in),
+        g17(r.sums.grad_all),
     ])
 }
 
@@ -1307,6 +2264,7 @@ fn json_object(fields: &[(&str, String)]) -> String {
 fn json_line(r: &RunResult) -> String {
     json_object(&[
         ("impl", format!("\"{}\"", IMPL)),
+        ("workload", "\"softplus\"".to_string()),
         ("level", format!("\"{}\"", r.level)),
         ("iters", r.iters.to_string()),
         ("seed", r.seed.to_string()),
@@ -1316,6 +2274,24 @@ fn json_line(r: &RunResult) -> String {
         ("sum_f", g17(r.sums.f)),
         ("sum_dx", g17(r.sums.dx)),
         ("sum_dy", g17(r.sums.dy)),
+    ])
+}
+
+fn graph_json_line(r: &GraphResult) -> String {
+    json_object(&[
+        ("impl", format!("\"{}\"", IMPL)),
+        ("workload", "\"graph\"".to_string()),
+        ("level", format!("\"{}\"", r.level)),
+        ("ops", r.ops.to_string()),
+        ("iters", r.iters.to_string()),
+        ("seed", r.seed.to_string()),
+        ("threads", r.threads.to_string()),
+        ("seconds", g17(r.seconds)),
+        ("ns_per_iter", g17(r.ns_per_iter())),
+        ("ns_per_op", g17(r.ns_per_op())),
+        ("sum_loss", g17(r.sums.loss)),
+        ("sum_grad_in", g17(r.sums.grad_in)),
+        ("sum_grad_all", g17(r.sums.grad_all)),
     ])
 }
 
@@ -1339,20 +2315,28 @@ fn eval_json(x: f64, y: f64, f: f64, dfdx: f64, dfdy: f64) -> String {
 const VERSION_TEXT: &str = "autograd (rust) 0.1.0";
 const HELP_TEXT: &str = "usage: autograd [--level v0|v1|v2|v3|v4|fused|fused-simd|all] [--iters N] [--seed S]
                 [--threads T] [--json]
+       autograd --workload graph [--level v0|v1|v2|v3|v4|all] [--ops M] [--iters N]
+                [--seed S] [--threads T] [--json]
        autograd --eval X Y [--json]
        autograd --help | --version
 
-Runs N forward/backward passes of f(x, y) = softplus((x + y) * x) through a
-reverse-mode autograd at each optimization level and prints the time and the
-checksums (sums of f, df/dx and df/dy over the samples).
+Runs N forward/backward passes through a reverse-mode autograd at each
+optimization level and prints the time and the checksums. Workloads:
+  softplus  f(x, y) = softplus((x + y) * x), the default; checksums are the
+            sums of f, df/dx and df/dy over the samples
+  graph     a tape of M ops over 100 inputs (Rogozhnikov's benchmark graph),
+            loss = the sum of every node; checksums are the sums of the loss,
+            of the inputs' weighted gradients and of every node's gradient
 
+  --workload W softplus or graph (default softplus)
   --level L    v0 naive, v1 pool, v2 tape, v3 simd, v4 threads, all (v0..v4,
-               the default), or a baseline: fused, fused-simd
-  --iters N    samples, 1..10^12 (default 10000000)
+               the default), or a softplus baseline: fused, fused-simd
+  --ops M      graph ops, 1..1000000 (default 10000; graph workload only)
+  --iters N    samples, 1..10^12 (default 10000000; graph 10000)
   --seed S     input stream seed, 0..2^64-1 (default 42)
   --threads T  threads for v4, 1..1024 (default: the CPUs this process may use)
   --json       one JSON object per line instead of the table
-  --eval X Y   f and its gradient at one point, through the v2 tape";
+  --eval X Y   f and its gradient at one point, through the softplus v2 tape";
 
 unsafe extern "C" {
     fn sched_getaffinity(pid: i32, cpusetsize: usize, mask: *mut u64) -> i32;
@@ -1380,6 +2364,16 @@ fn run_level(level: &str, seed: u64, n: u64, threads: usize) -> Result<Sums, Wor
         "v4" => run_v4(seed, n, threads)?,
         "fused-simd" => run_fused_simd(seed, n),
         _ => run_fused(seed, n),
+    })
+}
+
+fn run_graph_level(level: &str, seed: u64, m: usize, n: u64, threads: usize) -> Result<GraphSums, WorkerFailed> {
+    Ok(match level {
+        "v0" => run_graph_v0(seed, m, n),
+        "v1" => run_graph_v1(seed, m, n),
+        "v2" => run_graph_v2(seed, m, n),
+        "v3" => run_graph_v3(seed, m, n),
+        _ => run_graph_v4(seed, m, n, threads)?,
     })
 }
 
@@ -1427,6 +2421,26 @@ fn emit(line: &str) -> io::Result<()> {
     out.flush()
 }
 
+/// The graph workload (docs/contract-graph.md): each level, timed, one line each.
+fn run_graph(opts: &Options) -> Result<(), Failure> {
+    if !opts.json {
+        emit(&graph_text_header())?;
+    }
+    let mut v0_seconds = 0.0;
+    for &level in &opts.levels {
+        let threads = if level == "v4" { opts.threads } else { 1 };
+        let start = Instant::now();
+        let sums = run_graph_level(level, opts.seed, opts.ops, opts.iters, threads)?;
+        let seconds = start.elapsed().as_nanos() as f64 / 1e9;
+        let r = GraphResult { level, ops: opts.ops, iters: opts.iters, seed: opts.seed, threads, seconds, sums };
+        if level == "v0" {
+            v0_seconds = seconds;
+        }
+        emit(&if opts.json { graph_json_line(&r) } else { graph_text_line(&r, v0_seconds) })?;
+    }
+    Ok(())
+}
+
 fn run(opts: &Options) -> Result<(), Failure> {
     if !opts.json {
         emit(&text_header())?;
@@ -1471,6 +2485,7 @@ fn real_main() -> Result<(), Failure> {
             emit(&target_text())?
         }
         Mode::Eval => evaluate(&opts)?,
+        Mode::Run if opts.workload == "graph" => run_graph(&opts)?,
         Mode::Run => run(&opts)?,
     }
     Ok(())
