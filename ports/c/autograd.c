@@ -6,9 +6,12 @@
  * threads (v4), fused-simd, cli, report, main. Same names, same arithmetic in the
  * same order, same command line and output.
  *
- *   make build/autograd-c
+ *   make build/autograd-c            (CPU=native by default; CPU=x86-64-v2|v3|v4 too)
  *   cc -O3 -march=native -ffp-contract=off -fno-math-errno -fno-trapping-math -fopenmp \
- *      -o build/autograd-c ports/c/autograd.c -lmvec -lm
+ *      -DAUTOGRAD_TARGET='"native"' -o build/autograd-c ports/c/autograd.c -lmvec -lm
+ *
+ * The vector width of v3, v4 and fused-simd follows -march (see vmath); AUTOGRAD_TARGET
+ * only names the target in --version.
  */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include <inttypes.h>
@@ -417,14 +420,54 @@ static Sums run_fused(uint64_t seed, int64_t n)
 }
 
 /* ---- vmath: vector exp and log1p for the batched levels ---------------------- */
-/* glibc's libmvec. Its math.h declares the SIMD variants only under -ffast-math,
- * which would also reorder the scalar levels' sums; so exp and log1p are declared
- * again here, under other names and as SIMD functions, and gcc's vectorizer calls
- * _ZGVdN4v_exp / _ZGVdN4v_log1p (AVX2, 4 doubles) in the lane loops. The scalar
- * levels keep calling plain exp and log1p and so never get vector math. */
+/* glibc's libmvec, at the widest vector the target CPU has. Its math.h declares the
+ * SIMD variants only under -ffast-math, which would also reorder the scalar levels'
+ * sums; so exp and log1p are declared again here, under other names and as SIMD
+ * functions. gcc then gives them a clone for every x86-64 vector ISA and its
+ * vectorizer calls the one that -march allows: _ZGVeN8v_exp / _ZGVeN8v_log1p
+ * (AVX-512F, 8 doubles), _ZGVdN4v_* (AVX2, 4) or _ZGVbN2v_* (SSE2, 2), the
+ * variants the Codon program calls for the same target (core/vmath.codon). The
+ * scalar levels keep calling plain exp and log1p and so never get vector math. */
 
 __attribute__((simd("notinbranch"), const, nothrow)) double vexp(double) __asm__("exp");
 __attribute__((simd("notinbranch"), const, nothrow)) double vlog1p(double) __asm__("log1p");
+
+/* WIDTH: doubles per libmvec call, for --version only, read from the macros -march
+ * sets. gcc picks the variant by itself from -march: the widest vectors it allows,
+ * unless the CPU's tuning prefers narrower ones (-march=skylake-avx512 would get the
+ * 4-lane variant under WIDTH 8); the Makefile's CPUs, native here and x86-64-v2/v3/v4,
+ * were checked with objdump. Off x86-64, 1: the Codon program's scalar case. */
+#if defined(__x86_64__) && defined(__AVX512F__)
+#define WIDTH 8
+#define VECTOR_NAME "AVX-512F (libmvec _ZGVeN8v)"
+#elif defined(__x86_64__) && defined(__AVX2__)
+#define WIDTH 4
+#define VECTOR_NAME "AVX2 (libmvec _ZGVdN4v)"
+#elif defined(__x86_64__) && defined(__SSE2__)
+#define WIDTH 2
+#define VECTOR_NAME "SSE2 (libmvec _ZGVbN2v)"
+#else
+#define WIDTH 1
+#define VECTOR_NAME "scalar (glibc exp/log1p)"
+#endif
+
+/* The CPU the build was made for, as the Makefile's CPU=... names it. */
+#ifndef AUTOGRAD_TARGET
+#define AUTOGRAD_TARGET "unstated"
+#endif
+
+#define STR_(x) #x
+#define STR(x) STR_(x) /* a macro's value as a string literal */
+
+/* One line naming the build target and the vector width, as --version prints it. */
+static const char *target_text(void)
+{
+    return "target " AUTOGRAD_TARGET ", vector width " STR(WIDTH) " doubles: " VECTOR_NAME;
+}
+
+/* Lane arrays start on a cache line (64 bytes, a whole number of vectors of any
+ * width), so that no vector load straddles two. */
+#define ALIGN 64
 
 /* out[j] = exp(-|p[j]|) for j < n. */
 static inline void exp_neg_abs_lanes(const double *restrict p, double *restrict out, int n)
@@ -445,11 +488,11 @@ static inline void log1p_lanes(const double *restrict src, double *restrict out,
  * arrays), each op is a loop over its lanes that gcc vectorizes, and exp/log1p are
  * glibc's vector versions. The ops and their order are v2's. */
 
-#define BATCH 256 /* lanes per var: 64..1024 measured, 256 best or tied (README) */
+#define BATCH 256 /* lanes per var, a multiple of WIDTH: 64..1024 measured, 256 best or tied (README) */
 
 typedef struct {
-    _Alignas(32) double val[MAX_VARS * BATCH]; /* var i's lanes at [i * BATCH, (i + 1) * BATCH) */
-    _Alignas(32) double grad[MAX_VARS * BATCH];
+    _Alignas(ALIGN) double val[MAX_VARS * BATCH]; /* var i's lanes at [i * BATCH, (i + 1) * BATCH) */
+    _Alignas(ALIGN) double grad[MAX_VARS * BATCH];
     Op ops[MAX_OPS];
     int n_vars;
     int n_ops;
@@ -568,9 +611,9 @@ static inline void fill_inputs(double *x, double *y, uint64_t seed, int64_t firs
 
 /* Per-lane running sums, so that accumulating a batch is a vector add. */
 typedef struct {
-    _Alignas(32) double f[BATCH];
-    _Alignas(32) double dx[BATCH];
-    _Alignas(32) double dy[BATCH];
+    _Alignas(ALIGN) double f[BATCH];
+    _Alignas(ALIGN) double dx[BATCH];
+    _Alignas(ALIGN) double dy[BATCH];
 } LaneSums;
 
 static inline void lane_sums_init(LaneSums *acc)
@@ -661,8 +704,8 @@ static Sums run_v4(uint64_t seed, int64_t n, int threads)
 
 static Sums run_fused_simd(uint64_t seed, int64_t n)
 {
-    _Alignas(32) double x[BATCH], y[BATCH], p[BATCH], e[BATCH], l[BATCH];
-    _Alignas(32) double f[BATCH], dx[BATCH], dy[BATCH];
+    _Alignas(ALIGN) double x[BATCH], y[BATCH], p[BATCH], e[BATCH], l[BATCH];
+    _Alignas(ALIGN) double f[BATCH], dx[BATCH], dy[BATCH];
     LaneSums acc;
     lane_sums_init(&acc);
     for (int64_t batch = 0; batch < n_batches(n); batch++) {
@@ -891,6 +934,23 @@ static Options parse(int argc, char **argv, int cpus)
 
 static const char *const IMPL = "c";
 
+/* Output that cannot be written (a full disk, /dev/full) ends the program with one
+ * line on stderr and exit status 1, not 2: the command line was fine. stdout is
+ * buffered, so a lost write usually shows only when it is flushed: every print and
+ * every flush is checked. */
+__attribute__((noreturn)) static void output_error(void)
+{
+    fputs("error: cannot write to standard output\n", stderr);
+    exit(1);
+}
+
+/* Push what is buffered to stdout now, or end the program if it cannot be written. */
+static void flush_output(void)
+{
+    if (fflush(stdout) != 0 || ferror(stdout))
+        output_error();
+}
+
 /* 17 significant digits: enough to round-trip any double. */
 static const char *g17(char buf[32], double v)
 {
@@ -935,7 +995,8 @@ static void print_row(const char *const cells[N_COLUMNS])
     while (len > 0 && line[len - 1] == ' ')
         len--;
     line[len] = '\0';
-    puts(line);
+    if (puts(line) == EOF)
+        output_error();
 }
 
 static void text_header(void)
@@ -966,25 +1027,28 @@ static void text_line(const Result *r, double v0_seconds)
 static void json_line(const Result *r)
 {
     char seconds[32], ns[32], f[32], dx[32], dy[32];
-    printf("{\"impl\": \"%s\", \"level\": \"%s\", \"iters\": %" PRId64 ", \"seed\": %" PRIu64
-           ", \"threads\": %d, \"seconds\": %s, \"ns_per_iter\": %s, \"sum_f\": %s, \"sum_dx\": %s, "
-           "\"sum_dy\": %s}\n",
-           IMPL, r->level, r->iters, r->seed, r->threads, g17(seconds, r->seconds), g17(ns, ns_per_iter(r)),
-           g17(f, r->sums.f), g17(dx, r->sums.dx), g17(dy, r->sums.dy));
+    if (printf("{\"impl\": \"%s\", \"level\": \"%s\", \"iters\": %" PRId64 ", \"seed\": %" PRIu64
+               ", \"threads\": %d, \"seconds\": %s, \"ns_per_iter\": %s, \"sum_f\": %s, \"sum_dx\": %s, "
+               "\"sum_dy\": %s}\n",
+               IMPL, r->level, r->iters, r->seed, r->threads, g17(seconds, r->seconds), g17(ns, ns_per_iter(r)),
+               g17(f, r->sums.f), g17(dx, r->sums.dx), g17(dy, r->sums.dy)) < 0)
+        output_error();
 }
 
 static void eval_text(double x, double y, double f, double dfdx, double dfdy)
 {
     char b[5][32];
-    printf("x %s  y %s  f %s  dfdx %s  dfdy %s\n", g17(b[0], x), g17(b[1], y), g17(b[2], f), g17(b[3], dfdx),
-           g17(b[4], dfdy));
+    if (printf("x %s  y %s  f %s  dfdx %s  dfdy %s\n", g17(b[0], x), g17(b[1], y), g17(b[2], f),
+               g17(b[3], dfdx), g17(b[4], dfdy)) < 0)
+        output_error();
 }
 
 static void eval_json(double x, double y, double f, double dfdx, double dfdy)
 {
     char b[5][32];
-    printf("{\"impl\": \"%s\", \"x\": %s, \"y\": %s, \"f\": %s, \"dfdx\": %s, \"dfdy\": %s}\n", IMPL,
-           g17(b[0], x), g17(b[1], y), g17(b[2], f), g17(b[3], dfdx), g17(b[4], dfdy));
+    if (printf("{\"impl\": \"%s\", \"x\": %s, \"y\": %s, \"f\": %s, \"dfdx\": %s, \"dfdy\": %s}\n", IMPL,
+               g17(b[0], x), g17(b[1], y), g17(b[2], f), g17(b[3], dfdx), g17(b[4], dfdy)) < 0)
+        output_error();
 }
 
 /* ---- main: command line, dispatch to the levels, output ---------------------- */
@@ -1046,7 +1110,7 @@ static void run(const Options *opts)
 {
     if (!opts->json) {
         text_header();
-        fflush(stdout);
+        flush_output();
     }
     double v0_seconds = 0.0;
     for (int k = 0; k < opts->n_levels; k++) {
@@ -1062,7 +1126,7 @@ static void run(const Options *opts)
             json_line(&r);
         else
             text_line(&r, v0_seconds);
-        fflush(stdout);
+        flush_output(); /* each row as soon as its level finishes */
     }
 }
 
@@ -1084,13 +1148,21 @@ static void evaluate(const Options *opts)
 int main(int argc, char **argv)
 {
     Options opts = parse(argc, argv, cpus_available());
-    if (opts.mode == HELP)
-        puts(HELP_TEXT);
-    else if (opts.mode == VERSION)
-        puts(VERSION_TEXT);
-    else if (opts.mode == EVAL)
+    if (opts.mode == HELP) {
+        if (puts(HELP_TEXT) == EOF)
+            output_error();
+    } else if (opts.mode == VERSION) {
+        if (puts(VERSION_TEXT) == EOF || puts(target_text()) == EOF)
+            output_error();
+    } else if (opts.mode == EVAL) {
         evaluate(&opts);
-    else
+    } else {
         run(&opts);
+    }
+    /* Closing stdout reports the last buffered write's failure (and a failed close):
+     * left to exit(), it would be lost and the status 0. */
+    flush_output();
+    if (fclose(stdout) != 0)
+        output_error();
     return 0;
 }

@@ -20,27 +20,7 @@ extern "c" fn log1p(x: f64) f64; // compiler_rt has none: this is glibc's
 extern "c" fn strtod(text: [*:0]const u8, end: ?*[*:0]u8) f64;
 extern "c" fn strfromd(buf: [*]u8, n: usize, format: [*:0]const u8, v: f64) c_int;
 
-// glibc's libmvec, AVX2 variants (4 doubles in a ymm register). Zig's @exp on a vector would
-// lower to four scalar calls, so the vector levels call these directly; without AVX2 they fall
-// back to the scalar functions lane by lane.
-const V4 = @Vector(4, f64);
-extern "mvec" fn _ZGVdN4v_exp(x: V4) callconv(.c) V4;
-extern "mvec" fn _ZGVdN4v_log1p(x: V4) callconv(.c) V4;
-const have_mvec = builtin.cpu.arch == .x86_64 and builtin.cpu.has(.x86, .avx2);
-
-fn vexp(x: V4) V4 {
-    if (have_mvec) return _ZGVdN4v_exp(x);
-    var r: V4 = undefined;
-    inline for (0..4) |k| r[k] = expf64(x[k]);
-    return r;
-}
-
-fn vlog1p(x: V4) V4 {
-    if (have_mvec) return _ZGVdN4v_log1p(x);
-    var r: V4 = undefined;
-    inline for (0..4) |k| r[k] = log1p(x[k]);
-    return r;
-}
+// glibc's libmvec (vector exp and log1p) is declared in vmath below, at the width of the target.
 
 // ---- rng: the input stream of contract §1 -------------------------------------------------------
 
@@ -397,30 +377,106 @@ fn run_fused(seed: u64, n: u64) Sums {
 
 // ---- vmath: vector exp and log1p for the batched levels ----------------------------------------
 
+// glibc's libmvec at the widest vector the compile target has, chosen at comptime from its CPU
+// features, as the Codon program chooses from its build target (core/vmath.codon): 8 doubles
+// (AVX-512F, _ZGVeN8v_*), 4 (AVX2, _ZGVdN4v_*), 2 (SSE2, _ZGVbN2v_*), or 1, glibc's scalar
+// exp/log1p, on a CPU that is not x86-64, as in the Codon program. Zig's @exp on a
+// vector would lower to one scalar call per lane, so the variants are declared and called
+// directly; only the one for this target is referenced, so a binary never holds a call its CPU
+// lacks, and a scalar build does not link libmvec at all.
+const x86_64 = builtin.cpu.arch == .x86_64;
+
+fn target_has(comptime feature: std.Target.x86.Feature) bool {
+    return x86_64 and std.Target.x86.featureSetHas(builtin.cpu.features, feature);
+}
+
+const WIDTH: usize = if (target_has(.avx512f)) 8 else if (target_has(.avx2)) 4 else if (target_has(.sse2)) 2 else 1;
+
+const VECTOR_NAME = switch (WIDTH) {
+    8 => "AVX-512F (libmvec _ZGVeN8v)",
+    4 => "AVX2 (libmvec _ZGVdN4v)",
+    2 => "SSE2 (libmvec _ZGVbN2v)",
+    else => "scalar (glibc exp/log1p)",
+};
+
+/// The target's name as the Makefile's CPU= spells it (Zig's x86_64_v3 is x86-64-v3; for
+/// -mcpu=native, the host CPU's model, e.g. znver4).
+const TARGET = blk: {
+    var name: [builtin.cpu.model.name.len]u8 = undefined;
+    for (builtin.cpu.model.name, 0..) |c, k| name[k] = if (c == '_') '-' else c;
+    const final = name;
+    break :blk &final;
+};
+
+/// One line naming the build target and the vector width, as --version prints it.
+const target_text = std.fmt.comptimePrint("target {s}, vector width {d} doubles: {s}", .{ TARGET, WIDTH, VECTOR_NAME });
+
+const V = @Vector(WIDTH, f64); // one libmvec argument: a zmm, ymm or xmm register (or one f64)
+extern "mvec" fn _ZGVeN8v_exp(x: @Vector(8, f64)) callconv(.c) @Vector(8, f64);
+extern "mvec" fn _ZGVeN8v_log1p(x: @Vector(8, f64)) callconv(.c) @Vector(8, f64);
+extern "mvec" fn _ZGVdN4v_exp(x: @Vector(4, f64)) callconv(.c) @Vector(4, f64);
+extern "mvec" fn _ZGVdN4v_log1p(x: @Vector(4, f64)) callconv(.c) @Vector(4, f64);
+extern "mvec" fn _ZGVbN2v_exp(x: @Vector(2, f64)) callconv(.c) @Vector(2, f64);
+extern "mvec" fn _ZGVbN2v_log1p(x: @Vector(2, f64)) callconv(.c) @Vector(2, f64);
+
+/// exp of WIDTH lanes: one libmvec call (WIDTH is comptime: only its prong is compiled).
+fn vexp(x: V) V {
+    return switch (WIDTH) {
+        8 => _ZGVeN8v_exp(x),
+        4 => _ZGVdN4v_exp(x),
+        2 => _ZGVbN2v_exp(x),
+        else => @splat(expf64(x[0])),
+    };
+}
+
+/// log1p of WIDTH lanes: one libmvec call.
+fn vlog1p(x: V) V {
+    return switch (WIDTH) {
+        8 => _ZGVeN8v_log1p(x),
+        4 => _ZGVdN4v_log1p(x),
+        2 => _ZGVbN2v_log1p(x),
+        else => @splat(log1p(x[0])),
+    };
+}
+
 // Lanes per batch: 256 as in the Codon program (64..1024 measured the same within noise here).
-// A multiple of WIDTH.
+// A multiple of every WIDTH.
 const BATCH = 256;
-const WIDTH = 4; // doubles per libmvec call
+comptime {
+    std.debug.assert(BATCH % WIDTH == 0);
+}
+
+// Lane arrays start on a cache line (64 bytes, a whole number of vectors of any width), so that
+// no vector load straddles two: BatchTape's arrays, LaneSums' and fused-simd's locals say
+// align(ALIGN) (the Codon program's alloc_lanes does the same by hand).
+const ALIGN = 64;
 const Lanes = [BATCH]f64;
 
-// The lane loops go WIDTH lanes at a time through @Vector(4, f64), Zig's portable SIMD type (one
-// AVX2 register): written over single f64s, LLVM left them scalar (the vars are slices of one
-// array at run-time offsets).
-fn ld(l: *const Lanes, j: usize) V4 {
+// The lane loops go WIDTH lanes at a time through @Vector(WIDTH, f64), Zig's portable SIMD type
+// (one register of the target's widest kind): written over single f64s, LLVM left them scalar
+// (the vars are slices of one array at run-time offsets).
+fn ld(l: *const Lanes, j: usize) V {
     return l[j..][0..WIDTH].*;
 }
 
-fn st(l: *Lanes, j: usize, v: V4) void {
+fn st(l: *Lanes, j: usize, v: V) void {
     l[j..][0..WIDTH].* = v;
+}
+
+/// out[j] = exp(src[j]) for every lane (src may be out).
+fn exp_lanes(src: *const Lanes, out: *Lanes) void {
+    var j: usize = 0;
+    while (j < BATCH) : (j += WIDTH) st(out, j, vexp(ld(src, j)));
 }
 
 /// out[j] = exp(-|p[j]|) for every lane.
 fn exp_neg_abs_lanes(p: *const Lanes, out: *Lanes) void {
     var j: usize = 0;
-    while (j < BATCH) : (j += WIDTH) st(out, j, vexp(-@abs(ld(p, j))));
+    while (j < BATCH) : (j += WIDTH) st(out, j, -@abs(ld(p, j)));
+    exp_lanes(out, out);
 }
 
-/// out[j] = log1p(src[j]) for every lane.
+/// out[j] = log1p(src[j]) for every lane (src may be out).
 fn log1p_lanes(src: *const Lanes, out: *Lanes) void {
     var j: usize = 0;
     while (j < BATCH) : (j += WIDTH) st(out, j, vlog1p(ld(src, j)));
@@ -431,8 +487,8 @@ fn log1p_lanes(src: *const Lanes, out: *Lanes) void {
 /// The v2 tape over BATCH samples: var i's lanes are val[i*BATCH ..][0..BATCH] (structure of
 /// arrays); every op is a loop over all its lanes, exp and log1p through libmvec.
 const BatchTape = struct {
-    val: [MAX_VARS * BATCH]f64 align(64) = undefined,
-    grad: [MAX_VARS * BATCH]f64 align(64) = undefined,
+    val: [MAX_VARS * BATCH]f64 align(ALIGN) = undefined,
+    grad: [MAX_VARS * BATCH]f64 align(ALIGN) = undefined,
     ops: [MAX_OPS]Op = undefined,
     n_vars: usize = 0,
     n_ops: usize = 0,
@@ -493,7 +549,7 @@ const BatchTape = struct {
         const out = self.push(.softplus, a, e);
         const o = self.vals(out);
         log1p_lanes(ve, o);
-        const zero: V4 = @splat(0.0);
+        const zero: V = @splat(0.0);
         var j: usize = 0;
         while (j < BATCH) : (j += WIDTH) { // softplus_e, lane-wise
             const pj = ld(p, j);
@@ -506,8 +562,8 @@ const BatchTape = struct {
     fn backward(self: *BatchTape, out: usize) void {
         @memset(self.grad[0 .. self.n_vars * BATCH], 0.0);
         @memset(self.grads(out), 1.0);
-        const zero: V4 = @splat(0.0);
-        const one: V4 = @splat(1.0);
+        const zero: V = @splat(0.0);
+        const one: V = @splat(1.0);
         var k = self.n_ops;
         while (k > 0) {
             k -= 1;
@@ -539,9 +595,55 @@ const BatchTape = struct {
     }
 };
 
+// The rng of contract §1 on WIDTH samples at once: LLVM leaves fill_inputs' loop over `sample`
+// scalar (gcc and Codon's LLVM vectorize theirs), and at 8 lanes that loop was about 30% of
+// fused-simd's time. The same integer arithmetic and the same exact conversions, so the same
+// bits as `sample`.
+const U = @Vector(WIDTH, u64);
+
+/// splitmix64 of each lane.
+fn splitmix64_lanes(z0: U) U {
+    var z = z0;
+    z = (z ^ (z >> @splat(30))) *% @as(U, @splat(MIX1));
+    z = (z ^ (z >> @splat(27))) *% @as(U, @splat(MIX2));
+    return z ^ (z >> @splat(31));
+}
+
+/// draw(seed, k) of each lane's k.
+fn draw_lanes(seed: u64, k: U) U {
+    return splitmix64_lanes(@as(U, @splat(seed)) +% k *% @as(U, @splat(GAMMA)));
+}
+
+/// unit(z) of each lane (the top 53 bits fit an i64, whose conversion is exact).
+fn unit_lanes(z: U) V {
+    const top: @Vector(WIDTH, i64) = @intCast(z >> @splat(11));
+    return @as(V, @floatFromInt(top)) * @as(V, @splat(UNIT));
+}
+
+const PointLanes = struct { x: V, y: V };
+
+/// Samples i .. i+WIDTH-1, sample i+k in lane k.
+fn sample_lanes(seed: u64, i: u64) PointLanes {
+    const two_i = (@as(U, @splat(i)) + std.simd.iota(u64, WIDTH)) * @as(U, @splat(2));
+    const two: V = @splat(2.0);
+    const one: V = @splat(1.0);
+    const x = two * unit_lanes(draw_lanes(seed, two_i + @as(U, @splat(1)))) - one;
+    const y = two * unit_lanes(draw_lanes(seed, two_i + @as(U, @splat(2)))) - one;
+    return .{ .x = x, .y = y };
+}
+
 /// Samples first .. first+lanes-1 into the lanes of x and y; unused lanes get 0.
 fn fill_inputs(x: *Lanes, y: *Lanes, seed: u64, first: u64, lanes: usize) void {
-    for (x[0..lanes], y[0..lanes], 0..) |*xj, *yj, j| {
+    if (lanes == BATCH) { // a full batch: whole vectors
+        var j: usize = 0;
+        while (j < BATCH) : (j += WIDTH) {
+            const xy = sample_lanes(seed, first + j);
+            st(x, j, xy.x);
+            st(y, j, xy.y);
+        }
+        return;
+    }
+    for (x[0..lanes], y[0..lanes], 0..) |*xj, *yj, j| { // the last, partial batch
         const xy = sample(seed, first + j);
         xj.* = xy.x;
         yj.* = xy.y;
@@ -552,9 +654,9 @@ fn fill_inputs(x: *Lanes, y: *Lanes, seed: u64, first: u64, lanes: usize) void {
 
 /// Per-lane running sums, so that accumulating a batch is a vector add.
 const LaneSums = struct {
-    f: Lanes = @splat(0.0),
-    dx: Lanes = @splat(0.0),
-    dy: Lanes = @splat(0.0),
+    f: Lanes align(ALIGN) = @splat(0.0),
+    dx: Lanes align(ALIGN) = @splat(0.0),
+    dy: Lanes align(ALIGN) = @splat(0.0),
 
     fn add(self: *LaneSums, f: *const Lanes, dx: *const Lanes, dy: *const Lanes, lanes: usize) void {
         if (lanes == BATCH) { // a full batch: whole vectors
@@ -650,17 +752,17 @@ fn run_v4(seed: u64, n: u64, threads: usize) Sums {
 /// Baseline `fused-simd` (not a level): the same over batches of BATCH samples with v3's vector
 /// math and lane sums, no tape: the floor for v3 and v4.
 fn run_fused_simd(seed: u64, n: u64) Sums {
-    var x: Lanes = undefined;
-    var y: Lanes = undefined;
-    var p: Lanes = undefined;
-    var e: Lanes = undefined;
-    var l: Lanes = undefined;
-    var f: Lanes = undefined;
-    var dx: Lanes = undefined;
-    var dy: Lanes = undefined;
+    var x: Lanes align(ALIGN) = undefined;
+    var y: Lanes align(ALIGN) = undefined;
+    var p: Lanes align(ALIGN) = undefined;
+    var e: Lanes align(ALIGN) = undefined;
+    var l: Lanes align(ALIGN) = undefined;
+    var f: Lanes align(ALIGN) = undefined;
+    var dx: Lanes align(ALIGN) = undefined;
+    var dy: Lanes align(ALIGN) = undefined;
     var acc: LaneSums = .{};
-    const zero: V4 = @splat(0.0);
-    const one: V4 = @splat(1.0);
+    const zero: V = @splat(0.0);
+    const one: V = @splat(1.0);
     var batch: u64 = 0;
     while (batch < n_batches(n)) : (batch += 1) {
         const first = batch * BATCH;
@@ -1033,20 +1135,24 @@ pub fn main(init: std.process.Init) u8 {
     const out = &stdout.interface;
 
     const opts = parse(&usage, args, cpus_available()) catch return fail_exit(io, usage.message, 2);
+    // Output that cannot be written (a full disk, /dev/full) ends the program with one line on
+    // stderr and exit status 1, not 2: the command line was fine. Every write and flush returns
+    // error.WriteFailed then (the buffer hides most failures until the flush).
+    const write_failed = "cannot write to standard output";
     switch (opts.mode) {
-        .help => out.writeAll(HELP_TEXT) catch {},
-        .version => out.writeAll(VERSION_TEXT ++ "\n") catch {},
+        .help => out.writeAll(HELP_TEXT) catch return fail_exit(io, write_failed, 1),
+        .version => out.writeAll(VERSION_TEXT ++ "\n" ++ target_text ++ "\n") catch return fail_exit(io, write_failed, 1),
         .eval => evaluate(&usage, out, opts) catch |err| switch (err) {
             error.Usage => return fail_exit(io, usage.message, 2),
-            error.WriteFailed => return 1,
+            error.WriteFailed => return fail_exit(io, write_failed, 1),
         },
         // v0's nodes come from the C library's malloc/free (std.heap.c_allocator), the allocator
         // the C port's v0 uses, rather than init.gpa (which is c_allocator only in release builds).
         .run => run(io, std.heap.c_allocator, out, opts) catch |err| switch (err) {
             error.OutOfMemory => return fail_exit(io, "out of memory", 1),
-            error.WriteFailed => return 1,
+            error.WriteFailed => return fail_exit(io, write_failed, 1),
         },
     }
-    out.flush() catch return 1;
+    out.flush() catch return fail_exit(io, write_failed, 1);
     return 0;
 }
