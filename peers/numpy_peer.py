@@ -51,8 +51,8 @@ def evaluate(x: float, y: float) -> tuple[float, float, float]:
 
 
 PEER = Peer(
-    impl="numpy", library="numpy", levels=["fused-simd"], run=run, evaluate=evaluate,
-    prepare=prepare,
+    impl="numpy", library="numpy", run=run, evaluate=evaluate, prepare=prepare,
+    levels={"softplus": {"fused-simd": "formula baseline, not an autograd"}},
     description="""NumPy peer: f(x, y) = softplus((x + y) * x) and its hand-derived gradient over
 arrays of samples. A formula baseline (fused-simd), not an autograd: no tape.""")
 

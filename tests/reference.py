@@ -1,4 +1,5 @@
-"""An independent reference for the benchmark, written from docs/contract.md.
+"""An independent reference for the benchmark, written from docs/contract.md and
+docs/contract-graph.md.
 
 It shares no code with any implementation. `run` follows the contract's order of
 operations exactly (so its sums match the sequential levels digit for digit, CPython's
@@ -56,16 +57,25 @@ def sample(seed: int, i: int) -> tuple[float, float]:
     return 2 * unit(draw(seed, 2 * i + 1)) - 1, 2 * unit(draw(seed, 2 * i + 2)) - 1
 
 
+def softplus(p: float) -> float:
+    """log(1 + e^p) as contract §2 writes it."""
+    return p + math.log1p(math.exp(-p)) if p > 0 else math.log1p(math.exp(p))
+
+
+def sigmoid(p: float) -> float:
+    """d softplus / dp as contract §2 writes it."""
+    if p >= 0:
+        return 1 / (1 + math.exp(-p))
+    e = math.exp(p)
+    return e / (1 + e)
+
+
 def point(x: float, y: float) -> tuple[float, float, float]:
     """f, df/dx, df/dy in the contract's floating-point order of operations."""
     s = x + y
     p = s * x
-    f = p + math.log1p(math.exp(-p)) if p > 0 else math.log1p(math.exp(p))
-    if p >= 0:
-        g = 1 / (1 + math.exp(-p))
-    else:
-        e = math.exp(p)
-        g = e / (1 + e)
+    f = softplus(p)
+    g = sigmoid(p)
     return f, s * g + x * g, x * g
 
 
@@ -120,3 +130,99 @@ def rel_diff(a: float, b: float) -> float:
     """|a - b| relative to the larger magnitude (0 when both are 0)."""
     scale = max(abs(a), abs(b))
     return 0.0 if scale == 0 else abs(a - b) / scale
+
+
+# --- the graph workload (docs/contract-graph.md G1-G4) -----------------------------------
+
+# Known answers, G4 (seed 42): (M ops, N samples) -> sum_loss, sum_grad_in, sum_grad_all.
+GRAPH_KNOWN = {
+    (1, 1): ("0.10064404369400626", "5106.95268616257", "101.62585369409418"),
+    (4, 1): ("2.0446584875950129", "5323.3154959760641", "110.4620786701456"),
+    (10, 3): ("35.371967021681371", "18230.235988004089", "388.66216436295986"),
+    (100, 2): ("151.95241699108374", "12077.163367972953", "774.7622376575149"),
+    (1000, 2): ("1567.6085757628407", "12076.922925930347", "5912.1238700439235"),
+    (10000, 3): ("23602.952409132737", "18334.090537564793", "85928.921593130159"),
+}
+
+# G4 tolerances: sequential graph levels against each other, batched and threaded against v2.
+GRAPH_SEQUENTIAL_RTOL = 1e-12
+GRAPH_BATCHED_RTOL = 1e-9
+
+GRAPH_INPUTS = 100
+SOFTPLUS, SUM4, PROD, SOFTMAX4 = 0, 1, 2, 3      # op k has kind k mod 4
+
+
+class GraphSums(NamedTuple):
+    loss: float
+    grad_in: float
+    grad_all: float
+
+
+def graph_inputs(seed: int, s: int) -> list[float]:
+    """G1: the 100 input values of sample s."""
+    return [2 * unit(draw(seed, GRAPH_INPUTS * s + i + 1)) - 1 for i in range(GRAPH_INPUTS)]
+
+
+def graph_sample(seed: int, s: int, m: int) -> tuple[float, float, float]:
+    """G2-G3 for sample s of an M-op graph: (loss, grad_in, grad_all), every sum left to right."""
+    v = graph_inputs(seed, s)
+    ops = []                                    # (kind, input node ids, first output id)
+    for k in range(m):
+        n = len(v)
+        kind = k % 4
+        if kind == SOFTPLUS:
+            ins = (n - 10,)
+            v.append(softplus(v[n - 10]))
+        elif kind == SUM4:
+            ins = (n - 30, n - 25, n - 20, n - 15)
+            v.append(((v[ins[0]] + v[ins[1]]) + v[ins[2]]) + v[ins[3]])
+        elif kind == PROD:
+            ins = (n - 20, n - 10)
+            v.append(v[ins[0]] * v[ins[1]])
+        else:
+            ins = (n - 4, n - 3, n - 2, n - 1)
+            top = max(v[j] for j in ins)
+            e = [math.exp(v[j] - top) for j in ins]
+            total = ((e[0] + e[1]) + e[2]) + e[3]
+            v.extend(ej / total for ej in e)
+        ops.append((kind, ins, n))
+
+    loss = 0.0
+    for value in v:
+        loss += value
+    g = [1.0] * len(v)                          # d loss / d v_j directly
+    for kind, ins, out in reversed(ops):
+        if kind == SOFTPLUS:
+            g[ins[0]] += sigmoid(v[ins[0]]) * g[out]
+        elif kind == SUM4:
+            for j in ins:
+                g[j] += g[out]
+        elif kind == PROD:
+            a, b = ins
+            g[a] += v[b] * g[out]
+            g[b] += v[a] * g[out]
+        else:
+            o = v[out:out + 4]
+            go = g[out:out + 4]
+            avg = ((o[0] * go[0] + o[1] * go[1]) + o[2] * go[2]) + o[3] * go[3]
+            for j in range(4):
+                g[ins[j]] += o[j] * (go[j] - avg)
+
+    grad_in = 0.0
+    for i in range(GRAPH_INPUTS):
+        grad_in += (i + 1) * g[i]
+    grad_all = 0.0
+    for gj in g:
+        grad_all += gj
+    return loss, grad_in, grad_all
+
+
+def graph_sums(seed: int, m: int, n: int) -> GraphSums:
+    """G3's checksums of a sequential level: per-sample results summed in sample order."""
+    sl = sgi = sga = 0.0
+    for s in range(n):
+        loss, grad_in, grad_all = graph_sample(seed, s, m)
+        sl += loss
+        sgi += grad_in
+        sga += grad_all
+    return GraphSums(sl, sgi, sga)

@@ -3,10 +3,11 @@
 through a reverse-mode autograd, level by level (docs/contract.md).
 
 The CPython port of the Codon program: the same source, run by the plain interpreter
-(standard library only), in one file and in the Codon modules' order: rng, ops, graph
-(v0 naive, v1 pool), tape (v2), fused, cli, report, main. It has levels v0, v1, v2 and
-the fused baseline; v3, v4 and fused-simd need vector math and threads that run in
-parallel, which plain CPython does not have, so they are reported as not implemented.
+(standard library only), in the Codon modules' order: rng, ops, graph (v0 naive, v1
+pool), tape (v2), fused, cli, report, main; cli and report are in cli.py beside it,
+shared with the peers. It has levels v0, v1, v2 and the fused baseline; v3, v4 and
+fused-simd need vector math and threads that run in parallel, which plain CPython does
+not have, so they are reported as not implemented.
 
     python3 ports/python/autograd.py --level v2 --iters 100000
 """
@@ -16,6 +17,9 @@ import signal
 import sys
 import time
 from typing import NamedTuple
+
+from cli import (EVAL, HELP, RUN, VERSION, Result, UsageError, emit, eval_json, eval_text, json_line, parse,
+                 text_header, text_line)
 
 # ---- rng: the input stream of contract §1 ----------------------------------------
 # Counter-based splitmix64, written out so that every language draws the same numbers
@@ -341,223 +345,21 @@ def run_fused(seed, n):
 
 
 # ---- cli: the command line of contract §4, parsed strictly -------------------------
-# Every bad input becomes a UsageError whose message is one line, so that main can
-# print `error: ...` and exit 2 before anything reaches stdout.
+# In cli.py beside this file (the Codon program's cli/args.codon), shared with the peers
+# (peers/common.py) so that every Python program parses alike: every bad input becomes
+# a UsageError whose message is one line, so that main can print `error: ...` and exit 2
+# before anything reaches stdout.
 
-LEVELS = ["v0", "v1", "v2", "v3", "v4"]   # run by --level all, in this order
-BASELINES = ["fused", "fused-simd"]        # run only when named
 IMPLEMENTED = ["v0", "v1", "v2", "fused"]  # no vector math or parallel threads here
-MAX_ITERS = 1_000_000_000_000
-MAX_THREADS = 1024
-DEFAULT_ITERS = 10_000_000
-DEFAULT_SEED = 42
-
-RUN = 0
-EVAL = 1
-HELP = 2
-VERSION = 3
-
-
-class UsageError(Exception):
-    def __init__(self, message):
-        super().__init__(message)
-        self.message = message
-
-
-class Options:
-    def __init__(self, mode, threads):
-        self.mode = mode
-        self.levels = parse_level("all")
-        self.iters = DEFAULT_ITERS
-        self.seed = DEFAULT_SEED
-        self.threads = threads
-        self.json = False
-        self.x = 0.0
-        self.y = 0.0
-
-
-def shown(arg):
-    """An argument quoted for an error line, control and non-ASCII bytes shown as '?'."""
-    return "'" + "".join(chr(c) if 0x20 <= c <= 0x7E else "?" for c in os.fsencode(arg)) + "'"
-
-
-def parse_uint(flag, text, lo, hi):
-    """A decimal integer in [lo, hi], written in digits only (no sign, exponent, hex)."""
-    bad = UsageError(f"{flag} must be a whole number from {lo} to {hi}, got {shown(text)}")
-    if not text or len(text) > 20:
-        raise bad
-    value = 0
-    for c in text:
-        if not ("0" <= c <= "9"):
-            raise bad
-        digit = ord(c) - ord("0")
-        if value > (hi - digit) // 10:  # value * 10 + digit would pass hi
-            raise bad
-        value = value * 10 + digit
-    if value < lo:
-        raise bad
-    return value
-
-
-def is_decimal(text):
-    """[+-] digits [. digits] [e [+-] digits], with at least one mantissa digit."""
-    i, n = 0, len(text)
-    if i < n and text[i] in "+-":
-        i += 1
-    digits = 0
-    while i < n and "0" <= text[i] <= "9":
-        i, digits = i + 1, digits + 1
-    if i < n and text[i] == ".":
-        i += 1
-        while i < n and "0" <= text[i] <= "9":
-            i, digits = i + 1, digits + 1
-    if digits == 0:
-        return False
-    if i < n and text[i] in "eE":
-        i += 1
-        if i < n and text[i] in "+-":
-            i += 1
-        start = i
-        while i < n and "0" <= text[i] <= "9":
-            i += 1
-        if i == start:
-            return False
-    return i == n
-
-
-def parse_point(flag, text):
-    """A finite decimal number (no hex, inf or nan), read by float(), correctly rounded
-    like the C library's strtod."""
-    if not is_decimal(text):
-        raise UsageError(f"{flag} needs finite decimal numbers, got {shown(text)}")
-    value = float(text)
-    if not math.isfinite(value):  # +-inf: the decimal is beyond the float range
-        raise UsageError(f"{flag} value {shown(text)} is out of range")
-    return value
-
-
-def parse_level(text):
-    if text == "all":
-        return [level for level in LEVELS if level in IMPLEMENTED]
-    if text in LEVELS or text in BASELINES:
-        return [text]
-    raise UsageError(f"--level must be one of {', '.join(LEVELS + BASELINES)} or all, got {shown(text)}")
-
-
-def parse(args, cpus):
-    """Options from the arguments after the program name; raises UsageError."""
-    if len(args) == 1 and args[0] == "--help":
-        return Options(HELP, cpus)
-    if len(args) == 1 and args[0] == "--version":
-        return Options(VERSION, cpus)
-    opts = Options(RUN, cpus)
-    seen = []
-    i = 0
-    while i < len(args):
-        flag = args[i]
-        if flag in ("--help", "--version"):
-            raise UsageError(f"{flag} takes no other arguments")
-        if flag not in ("--level", "--iters", "--seed", "--threads", "--json", "--eval"):
-            raise UsageError(f"unknown argument {shown(flag)} (try --help)")
-        if flag in seen:
-            raise UsageError(f"{flag} given twice")
-        seen.append(flag)
-        arity = 0 if flag == "--json" else (2 if flag == "--eval" else 1)
-        if i + arity >= len(args):
-            raise UsageError(f"{flag} needs {'two values' if arity == 2 else 'a value'}")
-        value = args[i + 1] if arity > 0 else ""
-        if flag == "--json":
-            opts.json = True
-        elif flag == "--level":
-            opts.levels = parse_level(value)
-        elif flag == "--iters":
-            opts.iters = parse_uint(flag, value, 1, MAX_ITERS)
-        elif flag == "--seed":
-            opts.seed = parse_uint(flag, value, 0, MASK)
-        elif flag == "--threads":
-            opts.threads = parse_uint(flag, value, 1, MAX_THREADS)
-        else:  # --eval X Y
-            opts.mode = EVAL
-            opts.x = parse_point(flag, value)
-            opts.y = parse_point(flag, args[i + 2])
-        i += 1 + arity
-    if opts.mode == EVAL:
-        for other in seen:
-            if other not in ("--eval", "--json"):
-                raise UsageError(f"--eval takes no {other}")
-    return opts
+HAVE = {"softplus": IMPLEMENTED}            # each workload this port has, and its levels
 
 
 # ---- report: the output of contract §5 ---------------------------------------------
-# printf-style formatting, which Python does exactly as C's printf does.
+# In cli.py too (the Codon program's cli/output.codon): printf-style formatting, which
+# Python does exactly as C's printf does; `emit` prints a line, or ends the program with
+# one `error:` line and exit status 1 when stdout cannot be written.
 
 IMPL = "python"
-
-
-def fmt(v, spec):
-    """v formatted by a printf-style spec such as "%.17g"."""
-    return spec % v
-
-
-def g17(v):
-    """17 significant digits: enough to round-trip any double."""
-    return fmt(v, "%.17g")
-
-
-class Result(NamedTuple):
-    level: str
-    iters: int
-    seed: int
-    threads: int
-    seconds: float
-    sums: Sums
-
-    def ns_per_iter(self):
-        return self.seconds * 1e9 / float(self.iters)
-
-
-COLUMNS = (("impl", 6), ("level", 11), ("threads", -7), ("iters", -14), ("seconds", -10),
-           ("ns/iter", -10), ("vs v0", -8), ("sum_f", -25), ("sum_dx", -25), ("sum_dy", -25))
-
-
-def row(cells):
-    """Cells padded to COLUMNS' widths (negative: right-aligned), two spaces apart."""
-    out = []
-    for cell, (_, width) in zip(cells, COLUMNS):
-        out.append(cell.ljust(width) if width > 0 else cell.rjust(-width))
-    return "  ".join(out).rstrip()
-
-
-def text_header():
-    return row([name for name, _ in COLUMNS])
-
-
-def text_line(r, v0_seconds):
-    """One result as a table row; `vs v0` is v0's time over this one (0: no v0 run)."""
-    speedup = fmt(v0_seconds / r.seconds, "%.1f") + "x" if v0_seconds > 0.0 and r.seconds > 0.0 else "-"
-    return row([IMPL, r.level, str(r.threads), str(r.iters), fmt(r.seconds, "%.3f"),
-                fmt(r.ns_per_iter(), "%.2f"), speedup, g17(r.sums.f), g17(r.sums.dx), g17(r.sums.dy)])
-
-
-def json_object(fields):
-    """{"key": value, ...} from keys and already-encoded values, in order."""
-    return "{" + ", ".join(f'"{key}": {value}' for key, value in fields) + "}"
-
-
-def json_line(r):
-    return json_object([("impl", f'"{IMPL}"'), ("level", f'"{r.level}"'), ("iters", str(r.iters)),
-                        ("seed", str(r.seed)), ("threads", str(r.threads)),
-                        ("seconds", g17(r.seconds)), ("ns_per_iter", g17(r.ns_per_iter())),
-                        ("sum_f", g17(r.sums.f)), ("sum_dx", g17(r.sums.dx)), ("sum_dy", g17(r.sums.dy))])
-
-
-def eval_text(x, y, f, dfdx, dfdy):
-    return f"x {g17(x)}  y {g17(y)}  f {g17(f)}  dfdx {g17(dfdx)}  dfdy {g17(dfdy)}"
-
-
-def eval_json(x, y, f, dfdx, dfdy):
-    return json_object([("impl", f'"{IMPL}"'), ("x", g17(x)), ("y", g17(y)), ("f", g17(f)),
-                        ("dfdx", g17(dfdx)), ("dfdy", g17(dfdy))])
 
 
 # ---- main: command line, dispatch to the levels, output ----------------------------
@@ -602,17 +404,17 @@ def implemented(level):
 
 def run(opts):
     if not opts.json:
-        print(text_header(), flush=True)
+        emit(text_header())
     v0_seconds = 0.0
     for level in opts.levels:
         threads = opts.threads if level == "v4" else 1
         start = time.monotonic_ns()
         sums = run_level(level, opts.seed, opts.iters, threads)
         seconds = (time.monotonic_ns() - start) / 1e9
-        r = Result(level, opts.iters, opts.seed, threads, seconds, sums)
+        r = Result(IMPL, level, opts.iters, opts.seed, threads, seconds, sums)
         if level == "v0":
             v0_seconds = seconds
-        print(json_line(r) if opts.json else text_line(r, v0_seconds), flush=True)
+        emit(json_line(r) if opts.json else text_line(r, v0_seconds))
 
 
 def evaluate(opts):
@@ -623,7 +425,7 @@ def evaluate(opts):
     for v in (f, dfdx, dfdy):
         if not math.isfinite(v):
             raise UsageError("the result overflows at this point")
-    print(eval_json(opts.x, opts.y, f, dfdx, dfdy) if opts.json else eval_text(opts.x, opts.y, f, dfdx, dfdy))
+    emit(eval_json(IMPL, opts.x, opts.y, f, dfdx, dfdy) if opts.json else eval_text(opts.x, opts.y, f, dfdx, dfdy))
 
 
 def main():
@@ -631,14 +433,14 @@ def main():
     # than with a BrokenPipeError trace.
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     try:
-        opts = parse(sys.argv[1:], cpus_available())
+        opts = parse(sys.argv[1:], cpus_available(), HAVE)
         for level in opts.levels:
             if opts.mode == RUN and not implemented(level):
                 raise UsageError(f"level {level} is not implemented by this program")
         if opts.mode == HELP:
-            print(HELP_TEXT)
+            emit(HELP_TEXT)
         elif opts.mode == VERSION:
-            print(VERSION_TEXT)
+            emit(VERSION_TEXT)
         elif opts.mode == EVAL:
             evaluate(opts)
         else:

@@ -1,0 +1,334 @@
+"""The command line (contract §4, graph G6) and the output (§5-§6) of the CPython port,
+the Codon program's cli/args.codon and cli/output.codon in one module, in their order.
+
+The peers (peers/common.py) import it too, so that every Python program of this project
+parses and prints exactly as the compiled ones do, from one copy of the code. Nothing
+here knows which program it serves: the caller passes its `impl` and the levels it has.
+"""
+import os
+import sys
+from typing import NamedTuple
+
+# ---- args: the command line, parsed strictly ----------------------------------------
+# Every bad input becomes a UsageError whose message is one line, so that main can
+# print `error: ...` and exit 2 before anything reaches stdout.
+
+LEVELS = ["v0", "v1", "v2", "v3", "v4"]     # run by --level all, in this order
+BASELINES = ["fused", "fused-simd"]          # run only when named (softplus workload)
+WORKLOADS = ["softplus", "graph"]            # --workload, the first the default
+MAX_ITERS = 1_000_000_000_000
+MAX_THREADS = 1024
+MAX_OPS = 1_000_000
+MAX_SEED = (1 << 64) - 1
+DEFAULT_ITERS = 10_000_000                   # softplus samples
+DEFAULT_GRAPH_ITERS = 10_000                 # graph samples (Rogozhnikov's 10,000 passes)
+DEFAULT_OPS = 10_000
+DEFAULT_SEED = 42
+FLAGS = ("--workload", "--level", "--ops", "--iters", "--seed", "--threads", "--json", "--eval")
+
+RUN = 0
+EVAL = 1
+HELP = 2
+VERSION = 3
+
+
+class UsageError(Exception):
+    def __init__(self, message):
+        super().__init__(message)
+        self.message = message
+
+
+class Options:
+    def __init__(self, mode, threads):
+        self.mode = mode
+        self.workload = WORKLOADS[0]
+        self.levels = []             # set by parse: the levels to run, in order
+        self.ops = DEFAULT_OPS
+        self.iters = DEFAULT_ITERS
+        self.seed = DEFAULT_SEED
+        self.threads = threads
+        self.json = False
+        self.x = 0.0
+        self.y = 0.0
+
+
+def shown(arg):
+    """An argument quoted for an error line, control and non-ASCII bytes shown as '?'
+    (byte by byte, as the compiled programs see them: '５' is three bytes, '???')."""
+    return "'" + "".join(chr(c) if 0x20 <= c <= 0x7E else "?" for c in os.fsencode(arg)) + "'"
+
+
+def parse_uint(flag, text, lo, hi):
+    """A decimal integer in [lo, hi], written in digits only (no sign, exponent, hex)."""
+    bad = UsageError(f"{flag} must be a whole number from {lo} to {hi}, got {shown(text)}")
+    if not text or len(text) > 20:
+        raise bad
+    value = 0
+    for c in text:
+        if not ("0" <= c <= "9"):
+            raise bad
+        digit = ord(c) - ord("0")
+        if value > (hi - digit) // 10:  # value * 10 + digit would pass hi
+            raise bad
+        value = value * 10 + digit
+    if value < lo:
+        raise bad
+    return value
+
+
+def is_decimal(text):
+    """[+-] digits [. digits] [e [+-] digits], with at least one mantissa digit."""
+    i, n = 0, len(text)
+    if i < n and text[i] in "+-":
+        i += 1
+    digits = 0
+    while i < n and "0" <= text[i] <= "9":
+        i, digits = i + 1, digits + 1
+    if i < n and text[i] == ".":
+        i += 1
+        while i < n and "0" <= text[i] <= "9":
+            i, digits = i + 1, digits + 1
+    if digits == 0:
+        return False
+    if i < n and text[i] in "eE":
+        i += 1
+        if i < n and text[i] in "+-":
+            i += 1
+        start = i
+        while i < n and "0" <= text[i] <= "9":
+            i += 1
+        if i == start:
+            return False
+    return i == n
+
+
+def parse_point(flag, text):
+    """A finite decimal number (no hex, inf or nan), read by float(), correctly rounded
+    like the C library's strtod."""
+    if not is_decimal(text):
+        raise UsageError(f"{flag} needs finite decimal numbers, got {shown(text)}")
+    value = float(text)
+    if value - value != 0.0:  # +-inf: the decimal is beyond the float range
+        raise UsageError(f"{flag} value {shown(text)} is out of range")
+    return value
+
+
+def parse_level(text, workload, have):
+    """The levels --level names; the graph workload has no baselines. `all` is every
+    level v0-v4 the program has (a program with only a baseline runs that)."""
+    named = LEVELS + BASELINES if workload == "softplus" else LEVELS
+    if text == "all":
+        return [level for level in LEVELS if level in have] or list(have)
+    if text in named:
+        return [text]
+    raise UsageError(f"--level must be one of {', '.join(named)} or all, got {shown(text)}")
+
+
+def parse_workload(text):
+    if text in WORKLOADS:
+        return text
+    raise UsageError(f"--workload must be one of {', '.join(WORKLOADS)}, got {shown(text)}")
+
+
+def parse(args, cpus, have):
+    """Options from the arguments after the program name; raises UsageError.
+
+    `have` maps each workload the program implements to its levels and baselines; a
+    workload or level it lacks is bad input, refused after every other check."""
+    if len(args) == 1 and args[0] == "--help":
+        return Options(HELP, cpus)
+    if len(args) == 1 and args[0] == "--version":
+        return Options(VERSION, cpus)
+    opts = Options(RUN, cpus)
+    seen = []
+    level = "all"
+    i = 0
+    while i < len(args):
+        flag = args[i]
+        if flag in ("--help", "--version"):
+            raise UsageError(f"{flag} takes no other arguments")
+        if flag not in FLAGS:
+            raise UsageError(f"unknown argument {shown(flag)} (try --help)")
+        if flag in seen:
+            raise UsageError(f"{flag} given twice")
+        seen.append(flag)
+        arity = 0 if flag == "--json" else (2 if flag == "--eval" else 1)
+        if i + arity >= len(args):
+            raise UsageError(f"{flag} needs {'two values' if arity == 2 else 'a value'}")
+        value = args[i + 1] if arity > 0 else ""
+        if flag == "--json":
+            opts.json = True
+        elif flag == "--workload":
+            opts.workload = parse_workload(value)
+        elif flag == "--level":
+            level = value  # checked below, once the workload is known
+        elif flag == "--ops":
+            opts.ops = parse_uint(flag, value, 1, MAX_OPS)
+        elif flag == "--iters":
+            opts.iters = parse_uint(flag, value, 1, MAX_ITERS)
+        elif flag == "--seed":
+            opts.seed = parse_uint(flag, value, 0, MAX_SEED)
+        elif flag == "--threads":
+            opts.threads = parse_uint(flag, value, 1, MAX_THREADS)
+        else:  # --eval X Y
+            opts.mode = EVAL
+            opts.x = parse_point(flag, value)
+            opts.y = parse_point(flag, args[i + 2])
+        i += 1 + arity
+    if opts.mode == EVAL:
+        for other in seen:
+            if other not in ("--eval", "--json"):
+                raise UsageError(f"--eval takes no {other}")
+        return opts
+    if "--ops" in seen and opts.workload != "graph":
+        raise UsageError("--ops belongs to the graph workload (add --workload graph)")
+    opts.levels = parse_level(level, opts.workload, have.get(opts.workload, []))
+    if opts.workload not in have:
+        raise UsageError(f"workload {opts.workload} is not implemented by this program")
+    for name in opts.levels:
+        if name not in have[opts.workload]:
+            raise UsageError(f"level {name} is not implemented by this program")
+    if opts.workload == "graph" and "--iters" not in seen:
+        opts.iters = DEFAULT_GRAPH_ITERS
+    return opts
+
+
+# ---- output: contract §5-§6 and G6 ------------------------------------------------
+# printf-style formatting, which Python does exactly as C's printf does.
+
+def emit(line):
+    """Print a line and flush it at once. Output that cannot be written (a full disk,
+    `> /dev/full`, a closed stdout) ends the program with one `error:` line on stderr and
+    exit status 1, never a silent success or a traceback. os._exit, because a normal exit
+    would flush the lost line again and print a second error (and exit 120)."""
+    try:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+    except (OSError, AttributeError, ValueError):  # AttributeError: stdout is None (closed)
+        try:
+            sys.stderr.write("error: cannot write to standard output\n")
+            sys.stderr.flush()
+        finally:
+            os._exit(1)
+
+
+def fmt(v, spec):
+    """v formatted by a printf-style spec such as "%.17g"."""
+    return spec % v
+
+
+def g17(v):
+    """17 significant digits: enough to round-trip any double."""
+    return fmt(v, "%.17g")
+
+
+class Result(NamedTuple):
+    """One level's run of the softplus workload: one line of output."""
+    impl: str
+    level: str
+    iters: int
+    seed: int
+    threads: int
+    seconds: float
+    sums: tuple   # .f, .dx, .dy
+
+    def ns_per_iter(self):
+        return self.seconds * 1e9 / float(self.iters)
+
+
+class GraphResult(NamedTuple):
+    """One level's run of the graph workload: one line of output."""
+    impl: str
+    level: str
+    ops: int
+    iters: int
+    seed: int
+    threads: int
+    seconds: float
+    sums: tuple   # .loss, .grad_in, .grad_all
+
+    def ns_per_iter(self):
+        return self.seconds * 1e9 / float(self.iters)
+
+    def ns_per_op(self):
+        return self.ns_per_iter() / float(self.ops)
+
+
+# Text columns: (name, width), negative widths right-aligned.
+COLUMNS = (("impl", 6), ("level", 11), ("threads", -7), ("iters", -14), ("seconds", -10),
+           ("ns/iter", -10), ("vs v0", -8), ("sum_f", -25), ("sum_dx", -25), ("sum_dy", -25))
+GRAPH_COLUMNS = (("impl", 6), ("level", 11), ("threads", -7), ("ops", -8), ("iters", -14),
+                 ("seconds", -10), ("ns/iter", -14), ("ns/op", -10), ("vs v0", -8),
+                 ("sum_loss", -25), ("sum_grad_in", -25), ("sum_grad_all", -25))
+
+
+def row(columns, cells):
+    """Cells padded to the columns' widths, two spaces apart, trailing spaces removed."""
+    out = []
+    for cell, (_, width) in zip(cells, columns):
+        out.append(cell.ljust(width) if width > 0 else cell.rjust(-width))
+    return "  ".join(out).rstrip()
+
+
+def text_header():
+    return row(COLUMNS, [name for name, _ in COLUMNS])
+
+
+def graph_text_header():
+    return row(GRAPH_COLUMNS, [name for name, _ in GRAPH_COLUMNS])
+
+
+def speedup(v0_seconds, seconds):
+    """v0's time over this one, "-" when v0 was not run before it."""
+    return fmt(v0_seconds / seconds, "%.1f") + "x" if v0_seconds > 0.0 and seconds > 0.0 else "-"
+
+
+def text_line(r, v0_seconds):
+    return row(COLUMNS, [r.impl, r.level, str(r.threads), str(r.iters), fmt(r.seconds, "%.3f"),
+                         fmt(r.ns_per_iter(), "%.2f"), speedup(v0_seconds, r.seconds),
+                         g17(r.sums.f), g17(r.sums.dx), g17(r.sums.dy)])
+
+
+def graph_text_line(r, v0_seconds):
+    return row(GRAPH_COLUMNS, [r.impl, r.level, str(r.threads), str(r.ops), str(r.iters),
+                               fmt(r.seconds, "%.3f"), fmt(r.ns_per_iter(), "%.1f"),
+                               fmt(r.ns_per_op(), "%.2f"), speedup(v0_seconds, r.seconds),
+                               g17(r.sums.loss), g17(r.sums.grad_in), g17(r.sums.grad_all)])
+
+
+def json_object(fields):
+    """{"key": value, ...} from keys and already-encoded values, in order."""
+    return "{" + ", ".join(f'"{key}": {value}' for key, value in fields) + "}"
+
+
+def json_fields(r):
+    return [("impl", f'"{r.impl}"'), ("workload", '"softplus"'), ("level", f'"{r.level}"'),
+            ("iters", str(r.iters)), ("seed", str(r.seed)), ("threads", str(r.threads)),
+            ("seconds", g17(r.seconds)), ("ns_per_iter", g17(r.ns_per_iter())),
+            ("sum_f", g17(r.sums.f)), ("sum_dx", g17(r.sums.dx)), ("sum_dy", g17(r.sums.dy))]
+
+
+def json_line(r):
+    return json_object(json_fields(r))
+
+
+def graph_json_fields(r):
+    return [("impl", f'"{r.impl}"'), ("workload", '"graph"'), ("level", f'"{r.level}"'),
+            ("ops", str(r.ops)), ("iters", str(r.iters)), ("seed", str(r.seed)),
+            ("threads", str(r.threads)), ("seconds", g17(r.seconds)),
+            ("ns_per_iter", g17(r.ns_per_iter())), ("ns_per_op", g17(r.ns_per_op())),
+            ("sum_loss", g17(r.sums.loss)), ("sum_grad_in", g17(r.sums.grad_in)),
+            ("sum_grad_all", g17(r.sums.grad_all))]
+
+
+def graph_json_line(r):
+    return json_object(graph_json_fields(r))
+
+
+def eval_text(x, y, f, dfdx, dfdy):
+    return f"x {g17(x)}  y {g17(y)}  f {g17(f)}  dfdx {g17(dfdx)}  dfdy {g17(dfdy)}"
+
+
+def eval_json(impl, x, y, f, dfdx, dfdy):
+    return json_object([("impl", f'"{impl}"'), ("x", g17(x)), ("y", g17(y)), ("f", g17(f)),
+                        ("dfdx", g17(dfdx)), ("dfdy", g17(dfdy))])

@@ -1,0 +1,70 @@
+"""The graph workload's reference (tests/reference.py, docs/contract-graph.md G1-G4).
+
+The reference must reproduce every known answer of G4 to the last printed digit, and it
+must agree with a second engine built independently from G2-G3: PyTorch's autograd in
+float64 (torch.softmax, softplus, retain_grad on every node, loss = the sum of every
+node), within 1e-12 relative; torch adds in its own order, so not digit for digit.
+"""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import reference
+
+
+@pytest.mark.parametrize("m, n", list(reference.GRAPH_KNOWN), ids=[f"M={m},N={n}" for m, n in reference.GRAPH_KNOWN])
+def test_known_answers_to_the_last_digit(m, n):
+    got = tuple("%.17g" % v for v in reference.graph_sums(42, m, n))
+    assert got == reference.GRAPH_KNOWN[(m, n)]
+
+
+def test_inputs_continue_the_softplus_stream():
+    """G1: sample 0's first two inputs are the softplus workload's (x_0, y_0); all in [-1, 1)."""
+    inputs = reference.graph_inputs(42, 0)
+    assert (inputs[0], inputs[1]) == reference.KNOWN_SAMPLES[0]
+    assert len(inputs) == 100 and all(-1 <= v < 1 for v in inputs)
+    # sample 1 starts at draw(101)
+    assert reference.graph_inputs(42, 1)[0] == 2 * reference.unit(reference.draw(42, 101)) - 1
+
+
+def test_sample_sums_add_up_in_sample_order():
+    per_sample = [reference.graph_sample(7, s, 10) for s in range(3)]
+    want = [0.0, 0.0, 0.0]
+    for r in per_sample:
+        want = [w + v for w, v in zip(want, r)]
+    assert tuple(reference.graph_sums(7, 10, 3)) == tuple(want)
+
+
+def torch_sample(torch, seed: int, s: int, m: int) -> tuple[float, float, float]:
+    """(loss, grad_in, grad_all) of sample s from PyTorch's autograd, float64, graph built per G2."""
+    F = torch.nn.functional
+    nodes = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in reference.graph_inputs(seed, s)]
+    for k in range(m):
+        n = len(nodes)
+        kind = k % 4
+        if kind == 0:
+            nodes.append(F.softplus(nodes[n - 10]))
+        elif kind == 1:
+            nodes.append(((nodes[n - 30] + nodes[n - 25]) + nodes[n - 20]) + nodes[n - 15])
+        elif kind == 2:
+            nodes.append(nodes[n - 20] * nodes[n - 10])
+        else:
+            nodes.extend(torch.softmax(torch.stack(nodes[n - 4:n]), dim=0).unbind(0))
+    for node in nodes[100:]:
+        node.retain_grad()
+    loss = torch.stack(nodes).sum()
+    loss.backward()
+    grads = [node.grad.item() for node in nodes]
+    return loss.item(), math.fsum((i + 1) * g for i, g in enumerate(grads[:100])), math.fsum(grads)
+
+
+@pytest.mark.parametrize("seed, m", [(42, 1), (42, 4), (42, 10), (7, 101), (2**64 - 1, 1000), (123456789, 10000)])
+def test_agrees_with_pytorch_autograd(seed, m):
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed (make peers installs it)")
+    for s in (0, 1):
+        want = torch_sample(torch, seed, s, m)
+        got = reference.graph_sample(seed, s, m)
+        for g, w in zip(got, want):
+            assert reference.rel_diff(g, w) <= 1e-12, (s, got, want)
