@@ -1,9 +1,9 @@
-"""The implementations the benchmark harness knows: how to build, run and describe each.
+"""The one registry of implementations and levels: bench.py, report.py and tests/conftest.py read it.
 
-Every one speaks the contract's command line and JSON Lines (docs/contract.md §4-§5).
-`DEFAULT` lists this project's Codon program, its ports and the peers; a JSON file of the
-same fields (see `load_registry`) replaces it, which is how the harness's own tests point
-it at small fixture programs.
+Every implementation speaks the contract's command line and JSON Lines (docs/contract.md §4-§5;
+the graph workload: docs/contract-graph.md §G6). `DEFAULT` lists this project's Codon program,
+its ports and the peers; a JSON file of the same fields (see `load_registry`) replaces it, which
+is how the harness's own tests point it at small fixture programs.
 """
 from __future__ import annotations
 
@@ -17,8 +17,11 @@ ROOT = Path(__file__).resolve().parent.parent
 LEVELS = ["v0", "v1", "v2", "v3", "v4"]
 BASELINES = ["fused", "fused-simd"]
 ALL_LEVELS = LEVELS + BASELINES
-# Contract §2: the levels summed in index order agree within 1e-12; the others within 1e-9.
+# Contract §2 / §G4: the levels summed in index order agree within 1e-12; the others within 1e-9.
 SEQUENTIAL = {"v0", "v1", "v2", "fused"}
+WORKLOADS = ["softplus", "graph"]
+# The levels of each workload (the graph has no baselines, contract-graph §G5).
+WORKLOAD_LEVELS = {"softplus": ALL_LEVELS, "graph": LEVELS}
 
 
 @dataclass(frozen=True)
@@ -29,13 +32,21 @@ class Impl:
                                      # Python, {build} = the build directory
     kind: str                        # "codon", "port" or "peer"
     label: str                       # how the report describes it
-    levels: list[str]                # levels it may have (each is probed before timing)
+    levels: list[str]                # softplus levels it may have (each is probed before timing)
+    graph_levels: list[str] = field(default_factory=lambda: list(LEVELS))   # graph levels it may have
+    graph_ops: int | None = None     # the most graph ops it is timed at (JAX: compile time), if fewer
     target: str | None = None        # make target that builds it ({build} as in argv)
+    makefile: str | None = None      # the Makefile holding target (default: the project's)
     module: str | None = None        # Python package it needs (peers): absent means skipped
-    slow: bool = False               # interpreted: timed at --python-iters, not --iters
+    slow: bool = False               # interpreted: calibrated on its own, not with the compiled ones
     compiler: list[str] = field(default_factory=list)   # Makefile variable + args printing its version
     flags: list[str] = field(default_factory=list)      # Makefile variables holding its build flags
     autograd: bool = True            # False for a formula baseline (no tape at all)
+
+    @property
+    def compiled(self) -> bool:
+        """A compiled program: timed at the N calibrated on the Codon program, sums compared across."""
+        return self.kind in ("codon", "port") and not self.slow
 
     def command(self, build: str = "build") -> list[str]:
         """argv with its placeholders filled in and relative paths made absolute."""
@@ -60,14 +71,18 @@ DEFAULT: list[Impl] = [
     Impl("rust", ["{build}/autograd-rust"], "port", "Rust port", ALL_LEVELS,
          target="{build}/autograd-rust", compiler=["RUSTC", "--version"], flags=["RUST_FLAGS"]),
     Impl("python", ["{python}", "ports/python/autograd.py"], "port", "CPython port",
-         ["v0", "v1", "v2", "fused"], slow=True),
+         ["v0", "v1", "v2", "fused"], graph_levels=["v0", "v1", "v2"], slow=True),
     Impl("numpy", ["{python}", "peers/numpy_peer.py"], "peer",
-         "NumPy peer (formula baseline, not an autograd)", ["fused-simd"], module="numpy",
-         autograd=False),
+         "NumPy peer (formula baseline, not an autograd)", ["fused-simd"], graph_levels=[],
+         module="numpy", autograd=False),
     Impl("jax", ["{python}", "peers/jax_peer.py"], "peer",
-         "JAX peer (autograd: jit(vmap(value_and_grad)))", ["v3"], module="jax"),
+         "JAX peer (autograd: jit(vmap(value_and_grad)))", ["v3"], graph_levels=["v3"],
+         # XLA's compile time grows faster than M^2 on the unrolled graph (15.6 s at 400 ops,
+         # ~10 minutes and 11 GB at 1,000 here): its graph row is timed at 100 ops, and says so.
+         graph_ops=100, module="jax"),
     Impl("torch", ["{python}", "peers/torch_peer.py"], "peer",
-         "PyTorch peer (autograd: torch.autograd, CPU)", ["v3"], module="torch"),
+         "PyTorch peer (autograd: torch.autograd, CPU; graph v0 eager, v3 batched)", ["v3"],
+         graph_levels=["v0", "v3"], module="torch"),
 ]
 
 

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""Turn a raw benchmark file (scripts/bench.py's results/raw/*.json) into results/README.md
-and PNG charts: ns/iter per implementation and level, normalized to the fastest, the
-v0 -> v4 ladder per language, and the tape's overhead against the no-tape baselines.
+"""Turn raw benchmark files (scripts/bench.py's results/raw/<machine>/*.json) into results/README.md
+and PNG charts: a section per machine (its latest run), a cross-machine table of Codon against the
+best port, ns/iter normalized to the fastest with ties marked, the v0 -> v4 ladder, the tape's
+overhead, thread scaling, and the graph workload beside A. Rogozhnikov's published numbers.
 
-    python scripts/report.py [RAW.json] [--out DIR] [--no-charts]
+    python scripts/report.py [RAW.json ...] [--out DIR] [--no-charts]
 
-Without RAW it reads the latest file under results/raw/. The markdown needs only the
-standard library; the charts need matplotlib (`make bench` installs it).
+Without RAW it reads the latest file of every machine under results/raw/*/. The charts are drawn
+from the newest of the runs. The markdown needs only the standard library; the charts need
+matplotlib (`make bench` installs it).
 """
 from __future__ import annotations
 
@@ -18,28 +20,40 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-LEVELS = ["v0", "v1", "v2", "v3", "v4"]
-BASELINES = ["fused", "fused-simd"]
-ALL_LEVELS = LEVELS + BASELINES
-CHARTS = {"normalized": "normalized.png", "ladder": "ladder.png"}
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from impls import ALL_LEVELS, BASELINES, LEVELS  # noqa: E402
+from stats import overlap  # noqa: E402
+
+SCHEMA = 2
+CHARTS = {"normalized": "normalized.png", "ladder": "ladder.png", "threads": "threads.png", "graph": "graph.png"}
 COMMAND = "make bench"
+TIE = "≈"
+# A. Rogozhnikov, "Fastest Autograd in the West" (2023): his seconds for 10,000 ops x 10,000
+# passes on an Apple M1, so ns/op = seconds * 10. Replayed here as published, never rerun, and
+# his gradients were not verified (his loss leaves the inputs' gradients at 0, contract-graph).
+ROGOZHNIKOV = [("C", 0.99), ("Rust", 1.4), ("numba", 41.0), ("Python (index tape)", 94.0),
+               ("JAX (jit, compile included)", 470.0), ("PyTorch", 1130.0)]
+ROGOZHNIKOV_LABEL = ("A. Rogozhnikov's published numbers (his: Apple M1, 2023; replayed, not rerun; "
+                     "gradients unverified)")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line."""
-    p = argparse.ArgumentParser(description="Write results/README.md and charts from a raw benchmark file.")
-    p.add_argument("raw", nargs="?", type=Path, help="raw results file (default: the latest results/raw/*.json)")
+    p = argparse.ArgumentParser(description="Write results/README.md and charts from raw benchmark files.")
+    p.add_argument("raw", nargs="*", type=Path,
+                   help="raw results files (default: the latest results/raw/<machine>/*.json of every machine)")
     p.add_argument("--out", type=Path, default=ROOT / "results", help="output directory (default results/)")
     p.add_argument("--no-charts", action="store_true", help="write the markdown only (no matplotlib needed)")
     return p.parse_args(argv)
 
 
-def latest_raw(results: Path) -> Path:
-    """The newest raw file: names start with a UTC date, so the last in order is the latest."""
-    files = sorted((results / "raw").glob("*.json"))
+def latest_per_machine(results: Path) -> list[Path]:
+    """The newest raw file of each machine folder; names start with a UTC date, so the last sorts latest."""
+    files = [sorted(d.glob("*.json"))[-1] for d in sorted((results / "raw").glob("*/")) if any(d.glob("*.json"))]
     if not files:
-        raise FileNotFoundError(f"no raw results under {results / 'raw'}: run `make bench` first")
-    return files[-1]
+        raise FileNotFoundError(f"no raw results under {results / 'raw'}/<machine>/: run `make bench` first")
+    return files
 
 
 def shown_path(path: Path) -> str:
@@ -48,27 +62,59 @@ def shown_path(path: Path) -> str:
     return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
-# --- reading the raw file --------------------------------------------------------------------
+# --- reading a raw file ----------------------------------------------------------------------
 
 class Data:
-    """The raw file, indexed: implementations in order, ok results by (impl, level)."""
+    """One raw file, indexed: implementations in order, ok results by (impl, workload, level)."""
 
-    def __init__(self, doc: dict[str, Any]):
-        self.doc = doc
+    def __init__(self, doc: dict[str, Any], path: Path):
+        if doc.get("schema") != SCHEMA:
+            raise ValueError(f"{shown_path(path)} is schema {doc.get('schema')}, not {SCHEMA}: rerun `make bench`")
+        self.doc, self.path = doc, path
+        self.machine = doc["machine"]
         self.impls = {i["name"]: i for i in doc["implementations"]}
         self.results = doc["results"]
-        self.ok = {(r["impl"], r["level"]): r for r in doc["results"] if r["status"] == "ok"}
-        self.levels = [lv for lv in ALL_LEVELS if any(lv == k[1] for k in self.ok)]
-        self.names = [n for n in self.impls if any(n == k[0] for k in self.ok)]
+        self.ok = {(r["impl"], r["workload"], r["level"]): r for r in self.results
+                   if r["status"] == "ok" and not r.get("scan")}
 
-    def ns(self, impl: str, level: str) -> float | None:
-        """Median ns/iter of a pair, None when it was not timed successfully."""
-        r = self.ok.get((impl, level))
-        return r["ns_per_iter"] if r else None
+    def levels(self, workload: str = "softplus") -> list[str]:
+        """The levels timed in a workload, in order."""
+        return [lv for lv in ALL_LEVELS if any(k[1:] == (workload, lv) for k in self.ok)]
 
-    def fastest(self, level: str) -> float:
-        """The smallest median ns/iter at a level."""
-        return min(r["ns_per_iter"] for (_, lv), r in self.ok.items() if lv == level)
+    def names(self, workload: str = "softplus") -> list[str]:
+        """The implementations timed in a workload, in registry order."""
+        return [n for n in self.impls if any(k[:2] == (n, workload) for k in self.ok)]
+
+    def unit(self, workload: str) -> str:
+        """The key of a workload's time: ns per sample (softplus) or ns per op (graph)."""
+        return "ns_per_op" if workload == "graph" else "ns_per_iter"
+
+    def ns(self, impl: str, level: str, workload: str = "softplus") -> float | None:
+        """The median time of a pair, None when it was not timed successfully."""
+        r = self.ok.get((impl, workload, level))
+        return r[self.unit(workload)] if r else None
+
+    def ci(self, impl: str, level: str, workload: str = "softplus") -> tuple[float, float] | None:
+        """The 95% interval of a pair's median, in the workload's unit."""
+        r = self.ok.get((impl, workload, level))
+        return tuple(r[f"ci_{self.unit(workload)}"]) if r else None
+
+    def fastest(self, level: str, workload: str = "softplus", among: list[str] | None = None) -> str | None:
+        """The implementation with the smallest median at a level (among some names only)."""
+        timed = [n for n in (among if among is not None else self.names(workload)) if self.ns(n, level, workload)]
+        return min(timed, key=lambda n: self.ns(n, level, workload)) if timed else None
+
+    def ratio(self, impl: str, other: str, level: str, workload: str = "softplus") -> str:
+        """impl's median over other's, marked TIE when their 95% intervals overlap; '-' if either is absent."""
+        a, b = self.ns(impl, level, workload), self.ns(other, level, workload)
+        if a is None or b is None:
+            return "-"
+        tie = impl != other and overlap(self.ci(impl, level, workload), self.ci(other, level, workload))
+        return f"{TIE if tie else ''}{a / b:.2f}"
+
+    def ports(self) -> list[str]:
+        """The compiled ports (C, Zig, Rust): what Codon is measured against."""
+        return [n for n, i in self.impls.items() if i["kind"] == "port" and i.get("compiled")]
 
     def label(self, name: str) -> str:
         """How a row is named: peers marked as peers, a formula baseline as not an autograd."""
@@ -77,6 +123,14 @@ class Data:
             what = "peer, autograd" if impl.get("autograd", True) else "peer, formula baseline, not an autograd"
             return f"{name} ({what})"
         return name
+
+    def scaling(self, workload: str = "softplus") -> dict[str, list[dict[str, Any]]]:
+        """v4's results at every thread count, per implementation, fewest threads first."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        for r in self.results:
+            if r["status"] == "ok" and r["workload"] == workload and r["level"] == "v4":
+                out.setdefault(r["impl"], []).append(r)
+        return {n: sorted(rs, key=lambda r: r["threads"]) for n, rs in out.items()}
 
 
 # --- markdown --------------------------------------------------------------------------------
@@ -93,23 +147,24 @@ def num(v: float | None, fmt: str = "{:.2f}") -> str:
     return "-" if v is None else fmt.format(v)
 
 
-def ns_table(d: Data) -> list[str]:
-    """Median ns/iter, implementation x level."""
-    rows = [[d.label(n)] + [num(d.ns(n, lv)) for lv in d.levels] for n in d.names]
-    return table(["ns/iter"] + d.levels, rows, "l" + "r" * len(d.levels))
+def ns_table(d: Data, workload: str = "softplus") -> list[str]:
+    """Median time, implementation x level."""
+    levels = d.levels(workload)
+    rows = [[d.label(n)] + [num(d.ns(n, lv, workload)) for lv in levels] for n in d.names(workload)]
+    return table([d.unit(workload).replace("_per_", "/")] + levels, rows, "l" + "r" * len(levels))
 
 
-def normalized_table(d: Data) -> list[str]:
-    """Each level's times over that level's fastest (1.00 = fastest, bold)."""
+def normalized_table(d: Data, workload: str = "softplus") -> list[str]:
+    """Each level's times over that level's fastest (bold); TIE where the intervals overlap the fastest's."""
+    levels = d.levels(workload)
     rows = []
-    for n in d.names:
+    for n in d.names(workload):
         cells = []
-        for lv in d.levels:
-            v = d.ns(n, lv)
-            r = None if v is None else v / d.fastest(lv)
-            cells.append("-" if r is None else (f"**{r:.2f}**" if r == 1 else f"{r:.2f}"))
+        for lv in levels:
+            best = d.fastest(lv, workload)
+            cells.append("**1.00**" if n == best else d.ratio(n, best, lv, workload) if best else "-")
         rows.append([d.label(n)] + cells)
-    return table(["x fastest"] + d.levels, rows, "l" + "r" * len(d.levels))
+    return table(["x fastest"] + levels, rows, "l" + "r" * len(levels))
 
 
 def c_v2_table(d: Data) -> list[str]:
@@ -117,60 +172,87 @@ def c_v2_table(d: Data) -> list[str]:
     base = d.ns("c", "v2")
     if base is None:
         return ["C v2 was not timed, so there are no ratios to it.", ""]
-    rows = [[d.label(n)] + [num(None if d.ns(n, lv) is None else d.ns(n, lv) / base) for lv in d.levels]
-            for n in d.names]
-    return table(["x C v2"] + d.levels, rows, "l" + "r" * len(d.levels))
+    levels = d.levels()
+    rows = [[d.label(n)] + [num(None if d.ns(n, lv) is None else d.ns(n, lv) / base) for lv in levels]
+            for n in d.names()]
+    return table(["x C v2"] + levels, rows, "l" + "r" * len(levels))
 
 
-def ladder_table(d: Data) -> list[str]:
-    """Per language, each level's ns/iter and speed-up over its own v0."""
+def ladder_table(d: Data, workload: str = "softplus") -> list[str]:
+    """Per language, each level's time and speed-up over its own v0."""
     rows = []
-    for n in d.names:
-        if not any(d.ns(n, lv) for lv in LEVELS[:3]):
+    for n in d.names(workload):
+        if not any(d.ns(n, lv, workload) for lv in LEVELS[:3]):
             continue                                   # the peers have no ladder
-        v0 = d.ns(n, "v0")
+        v0 = d.ns(n, "v0", workload)
         cells = []
         for lv in LEVELS:
-            v = d.ns(n, lv)
+            v = d.ns(n, lv, workload)
             cells.append("-" if v is None else (f"{v:.2f}" + (f" ({v0 / v:.1f}x)" if v0 and lv != "v0" else "")))
-        best = min((d.ns(n, lv) for lv in LEVELS if d.ns(n, lv)), default=None)
+        best = min((d.ns(n, lv, workload) for lv in LEVELS if d.ns(n, lv, workload)), default=None)
         rows.append([d.label(n)] + cells + [num(v0 / best if v0 and best else None, "{:.1f}x")])
-    return table(["ns/iter (x its v0)"] + LEVELS + ["v0 / best level"], rows, "l" + "r" * (len(LEVELS) + 1))
+    unit = d.unit(workload).replace("_per_", "/")
+    return table([f"{unit} (x its v0)"] + LEVELS + ["v0 / best level"], rows, "l" + "r" * (len(LEVELS) + 1))
 
 
 def overhead_table(d: Data) -> list[str]:
     """What the tape costs over the same math written without one (1.00 = free)."""
-    best_simd = min((r["ns_per_iter"] for (_, lv), r in d.ok.items() if lv == "fused-simd"), default=None)
+    best_simd = d.fastest("fused-simd")
     rows = []
-    for n in d.names:
+    for n in d.names():
         v2, fused = d.ns(n, "v2"), d.ns(n, "fused")
         v3, simd = d.ns(n, "v3"), d.ns(n, "fused-simd")
         cells = [num(v2 / fused if v2 and fused else None), num(v3 / simd if v3 and simd else None),
-                 num(v3 / best_simd if v3 and best_simd else None)]
+                 num(v3 / d.ns(best_simd, "fused-simd") if v3 and best_simd else None)]
         if any(c != "-" for c in cells):
             rows.append([d.label(n)] + cells)
     return table(["tape / baseline", "v2 / its fused", "v3 / its fused-simd", "v3 / fastest fused-simd"],
                  rows, "lrrr")
 
 
+def threads_table(d: Data, workload: str = "softplus") -> list[str]:
+    """v4 at each thread count: time, speed-up over the same implementation's v3, parallel efficiency."""
+    unit = d.unit(workload)
+    rows = []
+    for n, rs in d.scaling(workload).items():
+        v3 = d.ns(n, "v3", workload)
+        for r in rs:
+            speedup = v3 / r[unit] if v3 else None
+            rows.append([d.label(n), str(r["threads"]), f"{r[unit]:.2f}", num(speedup, "{:.2f}x"),
+                         num(speedup / r["threads"] if speedup else None, "{:.0%}")])
+    if not rows:
+        return ["No v4 was timed.", ""]
+    return table(["v4", "threads", unit.replace("_per_", "/"), "speed-up over its v3", "efficiency"], rows, "lrrrr")
+
+
+def rogozhnikov_table() -> list[str]:
+    """His published row, in ns per op, labelled as his."""
+    return table(["", *(name for name, _ in ROGOZHNIKOV)],
+                 [["ns/op (his)", *(f"{s * 10:,.1f}".removesuffix(".0") for _, s in ROGOZHNIKOV)]],
+                 "l" + "r" * len(ROGOZHNIKOV))
+
+
 def runs_table(d: Data) -> list[str]:
-    """Every pair: N, median, min, max, spread and the runs' count; failures with their reason."""
+    """Every timed pair: N, median, its 95% interval, min, max and the runs' count."""
     rows = []
     for r in d.results:
-        if r["status"] == "ok":
-            spread = (r["max_s"] - r["min_s"]) / r["median_s"] * 100 if r["median_s"] else 0.0
-            rows.append([r["impl"], r["level"], f"{r['iters']:,}", str(r["threads"]), f"{r['median_s']:.4f}",
-                         f"{r['min_s']:.4f}", f"{r['max_s']:.4f}", f"{spread:.0f}%", str(len(r["runs"]))])
-    return table(["impl", "level", "N", "threads", "median s", "min s", "max s", "spread", "runs"], rows,
-                 "llrrrrrrr")
+        if r["status"] != "ok":
+            continue
+        rows.append([r["impl"], r["workload"], r["level"], str(r["threads"]), f"{r['iters']:,}",
+                     f"{r['median_s']:.4f}", f"{r['ci_low_s']:.4f}-{r['ci_high_s']:.4f}",
+                     f"{r['ci_coverage']:.1%}", f"{r['min_s']:.4f}", f"{r['max_s']:.4f}", str(len(r["runs"]))])
+    return table(["impl", "workload", "level", "threads", "N", "median s", "interval s", "coverage", "min s",
+                  "max s", "runs"], rows, "lllrrrrrrrr")
 
 
 def problems(d: Data) -> list[str]:
-    """Skipped implementations, failed pairs (with their numbers) and the harness's notes."""
-    out = [f"- **{i['name']}** {i['status']}: {i['reason']}" for i in d.doc["implementations"]
-           if i["status"] != "ok"]
-    out += [f"- **{r['impl']} {r['level']}** failed (not in the tables): {r['reason']}"
-            for r in d.results if r["status"] == "failed"]
+    """Skipped or failed implementations, failed pairs (with their numbers) and the harness's notes."""
+    out = [f"- **{i['name']}** {i['status']}: {i['reason']}" for i in d.doc["implementations"] if i["status"] != "ok"]
+    out += [f"- **{i['name']}** graph probe {i['graph']}" for i in d.doc["implementations"]
+            if str(i.get("graph", "")).startswith("failed")]
+    out += [f"- **{r['impl']} {r['workload']} {r['level']}**"
+            + (f" ({r['threads']} threads)" if r["level"] == "v4" else "")
+            + f" failed (not in the tables): {r['reason']}" for r in d.results if r["status"] == "failed"]
     out += [f"- {n}" for n in d.doc.get("notes", [])]
     return out + [""] if out else ["None: every implementation built and every level agreed with the reference.", ""]
 
@@ -181,130 +263,206 @@ def loads(values: list[float] | None) -> str:
 
 
 def machine_table(d: Data) -> list[str]:
-    """The machine, the commit and each implementation's toolchain."""
-    m, c = d.doc["machine"], d.doc["config"]
-    rows = [["CPU", f"{m['cpu']} ({m['logical_cpus']} logical CPUs, {m['cpus_available']} available)"],
+    """The machine, the commit, the run, and each implementation's toolchain, target and vector width."""
+    m, c = d.machine, d.doc["config"]
+    flags = ", ".join(f for f in ("avx2", "avx512f") if m.get(f)) or "neither avx2 nor avx512f"
+    rows = [["CPU", f"{m['cpu']} (family {m.get('cpu_family')}, model {m.get('cpu_model')}; {flags})"],
+            ["cores", f"{m['cores']} available to the run ({m['logical_cpus']} logical CPUs)"],
             ["memory", m.get("memory", "")], ["OS", m["os"]], ["Python", m["python"]],
             ["commit", f"`{m['git_commit'][:12]}`" + (" (with uncommitted changes)" if m.get("git_dirty") else "")],
             ["date", m["date"]],
             ["load average (1, 5, 15 min)", f"{loads(m.get('load_average_start'))} at the start, "
                                             f"{loads(m.get('load_average_end'))} at the end"],
-            ["run", f"`{d.doc['command']}`, {m.get('seconds', 0):.0f} s"],
-            ["threads for v4", str(c["threads"] or "each program's default (the CPUs it may use)")]]
+            ["other processes while timing", "?" if m.get("other_load") is None else
+             f"{m['other_load']:.2f} CPUs busy on average (besides the benchmark)"],
+            ["run", f"`{d.doc['command']}`, {m.get('seconds', 0):.0f} s; built for CPU={c.get('cpu_target')}; "
+                    f"round order shuffled with seed {c.get('shuffle_seed')}"]]
     for i in d.doc["implementations"]:
         if i["status"] != "ok":
             continue
         parts = [i.get("version", "")]
+        if i.get("vector_width") is not None:
+            parts.append(f"target {i['target']}, vector width {i['vector_width']}"
+                         + (f" ({i['vector']})" if i.get("vector") else ""))
+        elif i.get("compiled"):
+            parts.append("target and vector width not stated")
         if i.get("compiler_version"):
             parts.append(f"compiler `{i['compiler']}`: {i['compiler_version']}")
-        for var, flags in i.get("flags", {}).items():
-            parts.append(f"{var} `{flags}`")
+        for var, flags_ in i.get("flags", {}).items():
+            parts.append(f"{var} `{flags_}`")
         if i.get("python"):
             parts.append(i["python"])
         rows.append([i["name"], "; ".join(p for p in parts if p)])
     return table(["", ""], rows, "ll")
 
 
-def markdown(d: Data, raw: Path, out: Path, charts: bool) -> str:
-    """The whole results/README.md (out: the directory it goes to, for the link to raw)."""
-    c, m = d.doc["config"], d.doc["machine"]
-    link = os.path.relpath(raw.resolve(), out.resolve())
-    lines = [f"<!-- Generated by `{COMMAND}` (python scripts/report.py {shown_path(raw)}); do not edit. -->",
+def method(d: Data) -> str:
+    """How the numbers of a run were measured, in one paragraph."""
+    c = d.doc["config"]
+    size = (f"N fixed at {c['iters']:,}" if c.get("iters") else
+            f"N calibrated per level so that a run lasts at least {c['min_time']:g} s (doubled on the Codon "
+            "program; every compiled implementation of a level runs that same N, the interpreted ones their own)")
+    coverage = min((r["ci_coverage"] for r in d.results if r["status"] == "ok"), default=1.0)
+    weak = (f"; with {c['repeats']} runs an interval can only be [min, max], which covers the median with "
+            f"{coverage:.0%}" if coverage < 0.95 else "")
+    return (f"Every pair was checked against the reference before timing, then timed {c['repeats']} times in rounds "
+            f"whose order was shuffled (seed {c['shuffle_seed']}), one process per run, {size}. Tables give the "
+            f"median; {TIE} marks a ratio whose two 95% confidence intervals of the median (order statistics, "
+            f"distribution-free{weak}) overlap: a tie at this machine's noise.")
+
+
+def machine_section(d: Data, charts: list[str], out: Path) -> list[str]:
+    """Everything about one machine's latest run (charts: those drawn from it; out: README's folder)."""
+    m = d.machine
+    lines = [f"## {m['slug']}", "",
+             f"{m['cpu']}, {m['cores']} cores, commit `{m['git_commit'][:12]}`, {m['date']}, from "
+             f"[`{shown_path(d.path)}`]({os.path.relpath(d.path.resolve(), out.resolve())}). {method(d)}", "",
+             "### softplus: time per sample (ns/iter, median)", "", *ns_table(d),
+             "### softplus: normalized to the fastest at each level", "",
+             f"1.00 is the fastest implementation of that level; 2.00 takes twice as long; {TIE}: a tie.", "",
+             *normalized_table(d)]
+    if "normalized" in charts:
+        lines += [f"![ns/iter normalized to the fastest, per level]({CHARTS['normalized']})", ""]
+    lines += ["### softplus: the ladder, v0 to v4", "",
+              "ns/iter at each level and, in brackets, the speed-up over the same language's v0.", "", *ladder_table(d)]
+    if "ladder" in charts:
+        lines += [f"![the v0 to v4 ladder]({CHARTS['ladder']})", ""]
+    lines += ["### softplus: tape overhead against the baselines", "",
+              "v2 over the scalar `fused`, v3 over the batched `fused-simd` of the same implementation and over the "
+              "fastest `fused-simd` of all (1.00: the tape is free).", "", *overhead_table(d),
+              "### softplus: relative to C v2", "", *c_v2_table(d),
+              "### Thread scaling (v4)", "",
+              "v4 at 1, 2, 4, ... threads up to the cores available; speed-up over the same implementation's "
+              "one-thread v3, and that over the threads (parallel efficiency).", "", *threads_table(d)]
+    if d.scaling("graph"):
+        lines += ["Graph workload:", "", *threads_table(d, "graph")]
+    if "threads" in charts:
+        lines += [f"![v4 speed-up over v3 by threads]({CHARTS['threads']})", ""]
+    if d.names("graph"):
+        lines += ["### Graph workload: time per op (ns/op, median)", "",
+                  f"{d.doc['config']['ops']:,} ops a sample (docs/contract-graph.md), one forward and backward pass "
+                  "over the whole graph per sample, over its ops.", "", *ns_table(d, "graph"),
+                  "Normalized to the fastest at each level:", "", *normalized_table(d, "graph"),
+                  f"{ROGOZHNIKOV_LABEL}; his 10,000 ops x 10,000 passes, his loss:", "", *rogozhnikov_table()]
+        if "graph" in charts:
+            lines += [f"![graph workload, ns per op, beside Rogozhnikov's published numbers]({CHARTS['graph']})", ""]
+    lines += ["### Failures, skips and notes", "", *problems(d),
+              "### Machine and toolchains", "", *machine_table(d),
+              "### Every timed pair", "", *runs_table(d)]
+    return lines
+
+
+def cross_machine(runs: list[Data]) -> list[str]:
+    """Codon's median over the best compiled port's, per level, one row per machine."""
+    out = []
+    for workload in ("softplus", "graph"):
+        levels = [lv for lv in ALL_LEVELS if any(lv in d.levels(workload) for d in runs)]
+        rows = []
+        for d in runs:
+            if not any(d.ns("codon", lv, workload) for lv in levels):
+                continue
+            cells = []
+            for lv in levels:
+                best = d.fastest(lv, workload, among=d.ports())
+                cells.append(d.ratio("codon", best, lv, workload) + f" ({best})" if best and d.ns("codon", lv, workload)
+                             else "-")
+            rows.append([d.machine["slug"]] + cells)
+        if rows:
+            out += [f"{workload}:", "", *table(["machine"] + levels, rows, "l" + "r" * len(levels))]
+    return out or ["No run timed Codon and a port.", ""]
+
+
+def machines_table(runs: list[Data]) -> list[str]:
+    """One row per machine: its slug, CPU, family/model, cores, vector extensions, date and commit."""
+    rows = []
+    for d in runs:
+        m = d.machine
+        rows.append([m["slug"], m["cpu"], f"{m.get('cpu_family')} / {m.get('cpu_model')}", str(m["cores"]),
+                     "yes" if m.get("avx2") else "no", "yes" if m.get("avx512f") else "no", m["date"],
+                     f"`{m['git_commit'][:12]}`"])
+    return table(["machine", "CPU", "family / model", "cores", "AVX2", "AVX-512F", "date", "commit"], rows,
+                 "lllrllll")
+
+
+def markdown(runs: list[Data], charts: list[str], out: Path) -> str:
+    """The whole results/README.md in `out`; runs newest first (the charts are the first one's)."""
+    files = " ".join(shown_path(d.path) for d in runs)
+    lines = [f"<!-- Generated by `{COMMAND}` (python scripts/report.py {files}); do not edit. -->",
              "# Benchmark results", "",
-             f"Generated by `{COMMAND}` from [`{shown_path(raw)}`]({link}) with `scripts/report.py`; "
-             "rerun `make bench` to regenerate.", "",
-             f"{m['cpu']}, {m['cpus_available']} CPUs, commit `{m['git_commit'][:12]}`, {m['date']}. "
-             f"Every (implementation, level) was first checked against the reference (tests/reference.py) at "
-             f"N = {c['verify_iters']:,}, then timed {c['repeats']} times round-robin, one process per run, "
-             f"at N = {c['iters']:,} samples (the CPython port: {c['python_iters']:,}); the tables give the "
-             "median. ns/iter is the time of the iteration loop (contract §5) over N: one forward and backward "
-             "pass of f(x, y) = softplus((x + y) * x), inputs drawn included.", "",
+             f"Generated by `{COMMAND}` with `scripts/report.py` from the latest run of each machine under "
+             "results/raw/<machine>/; rerun `make bench` to regenerate." + (
+                 f" The charts are from {runs[0].machine['slug']}." if charts else ""), "",
              "Levels v0-v4 are reverse-mode tapes (docs/contract.md §3); `fused` and `fused-simd` are baselines "
              "with no tape, the floor a tape can approach. The peers are what a user might pick instead: "
              "**JAX** (`jit(vmap(value_and_grad))`, float64, one thread; the one compilation is done by a "
              "warm-up call before the clock starts) and **PyTorch** (`torch.autograd` over batched float64 CPU "
-             "tensors, one thread; one warm-up pass on one sample before the clock starts its autograd "
-             "engine) are real autograds, reported at v3 (batched, one thread); **NumPy** computes "
-             "hand-derived gradient formulas over arrays: a formula baseline, not an autograd, reported at "
-             "`fused-simd`.", "",
-             "## Time per sample (ns/iter, median)", "", *ns_table(d),
-             "## Normalized to the fastest at each level", "",
-             "1.00 is the fastest implementation of that level; 2.00 takes twice as long.", "",
-             *normalized_table(d)]
-    if charts:
-        lines += [f"![ns/iter normalized to the fastest, per level]({CHARTS['normalized']})", ""]
-    lines += ["## The ladder: v0 to v4 per language", "",
-              "ns/iter at each level and, in brackets, the speed-up over the same language's v0.", "",
-              *ladder_table(d)]
-    if charts:
-        lines += [f"![the v0 to v4 ladder]({CHARTS['ladder']})", ""]
-    lines += ["## Tape overhead against the baselines", "",
-              "How much longer the tape takes than the same math with no tape: v2 against the scalar `fused`, "
-              "v3 against the batched `fused-simd` of the same implementation, and against the fastest "
-              "`fused-simd` of all (1.00: the tape is free).", "", *overhead_table(d),
-              "## Relative to C v2", "", *c_v2_table(d),
-              "## Failures, skips and notes", "", *problems(d),
-              "## Machine and toolchains", "", *machine_table(d),
-              "## Every timed pair", "", *runs_table(d)]
+             "tensors, one thread) are real autograds, reported at v3; **NumPy** computes hand-derived gradient "
+             "formulas over arrays: a formula baseline, not an autograd, reported at `fused-simd`.", "",
+             "## Machines", "",
+             *machines_table(runs),
+             "## Codon against the best port, every machine", "",
+             f"Codon's median over the fastest compiled port's (named) at each level; below 1.00 Codon is faster; "
+             f"{TIE}: the 95% intervals overlap.", "", *cross_machine(runs)]
+    for k, d in enumerate(runs):
+        lines += machine_section(d, charts if k == 0 else [], out)
     return "\n".join(lines).rstrip() + "\n"
 
 
 # --- charts ----------------------------------------------------------------------------------
 
-def footer(raw: Path) -> str:
+def footer(d: Data) -> str:
     """The note each chart carries: it is generated, and by what."""
-    return f"Generated by `{COMMAND}` (scripts/report.py {shown_path(raw)}); do not edit."
+    return f"Generated by `{COMMAND}` (scripts/report.py {shown_path(d.path)}); do not edit."
 
 
-def charts(d: Data, raw: Path, out: Path) -> list[Path]:
-    """normalized.png (one panel per level) and ladder.png (v0..v4 per language)."""
+def charts(d: Data, out: Path) -> list[str]:
+    """normalized.png, ladder.png, threads.png (if v4 ran) and graph.png (if the graph ran); returns their keys."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    meta = {"Description": footer(raw), "Software": "scripts/report.py (matplotlib)"}
+    meta = {"Description": footer(d), "Software": "scripts/report.py (matplotlib)"}
     colors = {n: plt.cm.tab10(k % 10) for k, n in enumerate(d.impls)}
-    written = []
+    written: list[str] = []
 
     def save(fig, key: str) -> None:
         """Footer, layout, PNG with the generator in its metadata; closes the figure."""
-        fig.text(0.01, 0.005, footer(raw), fontsize=7, color="grey")
+        fig.text(0.01, 0.005, footer(d), fontsize=7, color="grey")
         fig.tight_layout(rect=(0, 0.03, 1, 1))
-        path = out / CHARTS[key]
-        fig.savefig(path, dpi=110, metadata=meta)
+        fig.savefig(out / CHARTS[key], dpi=110, metadata=meta)
         plt.close(fig)
-        written.append(path)
+        written.append(key)
 
     # Normalized bars: one panel per level, each implementation's time over the fastest's.
-    cols = min(4, len(d.levels)) or 1
-    rows = -(-len(d.levels) // cols) or 1
+    levels = d.levels()
+    cols = min(4, len(levels)) or 1
+    rows = -(-len(levels) // cols) or 1
     fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 0.5 + 2.6 * rows), squeeze=False)
-    for ax, lv in zip(axes.flat, d.levels):
-        names = sorted((n for n in d.names if d.ns(n, lv)), key=lambda n: d.ns(n, lv))
-        ratios = [d.ns(n, lv) / d.fastest(lv) for n in names]
+    for ax, lv in zip(axes.flat, levels):
+        names = sorted((n for n in d.names() if d.ns(n, lv)), key=lambda n: d.ns(n, lv))
+        ratios = [d.ns(n, lv) / d.ns(names[0], lv) for n in names]
         bars = ax.barh(names, ratios, color=[colors[n] for n in names])
-        ax.bar_label(bars, labels=[f"{r:.2f}x" for r in ratios], padding=2, fontsize=8)
+        ax.bar_label(bars, labels=[d.ratio(n, names[0], lv) + "x" for n in names], padding=2, fontsize=8)
         ax.invert_yaxis()
         ax.set_title(lv + (" (baseline)" if lv in BASELINES else ""))
         ax.set_xscale("log" if max(ratios) > 20 else "linear")
         ax.set_xlim(right=max(ratios) * (3 if max(ratios) > 20 else 1.3))
         ax.axvline(1, color="grey", lw=0.8)
-    for ax in list(axes.flat)[len(d.levels):]:
+    for ax in list(axes.flat)[len(levels):]:
         ax.axis("off")
-    fig.suptitle("Time per sample over the fastest at each level (1.00x = fastest; shorter is better)")
+    fig.suptitle(f"Time per sample over the fastest at each level (1.00x = fastest; {TIE}: a tie)")
     save(fig, "normalized")
 
     # The ladder: ns/iter at v0..v4, one line per language; peers as single points.
     fig, ax = plt.subplots(figsize=(8, 5))
-    for n in d.names:
+    for n in d.names():
         xs = [k for k, lv in enumerate(LEVELS) if d.ns(n, lv)]
         if not xs:
             continue
-        ys = [d.ns(n, LEVELS[k]) for k in xs]
         peer = d.impls[n].get("kind") == "peer"
-        ax.plot(xs, ys, marker="s" if peer else "o", linestyle="none" if peer else "-", color=colors[n],
-                label=d.label(n))
+        ax.plot(xs, [d.ns(n, LEVELS[k]) for k in xs], marker="s" if peer else "o",
+                linestyle="none" if peer else "-", color=colors[n], label=d.label(n))
     ax.set_xticks(range(len(LEVELS)), ["v0 naive", "v1 pool", "v2 tape", "v3 simd", "v4 threads"])
     ax.set_yscale("log")
     ax.set_ylabel("ns per sample (log scale; lower is better)")
@@ -312,6 +470,48 @@ def charts(d: Data, raw: Path, out: Path) -> list[Path]:
     ax.grid(True, which="both", axis="y", alpha=0.3)
     ax.legend(fontsize=8)
     save(fig, "ladder")
+
+    # Thread scaling: v4's speed-up over the same implementation's v3, by threads.
+    scaling = {n: rs for n, rs in d.scaling().items() if d.ns(n, "v3")}
+    if scaling:
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        most = max(r["threads"] for rs in scaling.values() for r in rs)
+        ax.plot([1, most], [1, most], color="grey", lw=0.8, linestyle="--", label="ideal (T x v3)")
+        for n, rs in scaling.items():
+            ax.plot([r["threads"] for r in rs], [d.ns(n, "v3") / r["ns_per_iter"] for r in rs], marker="o",
+                    color=colors[n], label=d.label(n))
+        ax.set_xlabel("threads (T)")
+        ax.set_ylabel("speed-up over its own v3 (one thread)")
+        ax.set_xticks(sorted({r["threads"] for rs in scaling.values() for r in rs}))
+        ax.set_title(f"v4 thread scaling on {d.machine['cores']} cores (higher is better)")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+        save(fig, "threads")
+
+    # The graph workload: ns/op per level and implementation, beside Rogozhnikov's published row.
+    if d.names("graph"):
+        fig, (ax, his) = plt.subplots(1, 2, figsize=(11, 4.8), sharey=True,
+                                      gridspec_kw={"width_ratios": [3, 2]})
+        levels, names = d.levels("graph"), d.names("graph")
+        width = 0.8 / len(names)
+        for k, n in enumerate(names):
+            xs = [i + k * width for i, lv in enumerate(levels) if d.ns(n, lv, "graph")]
+            ys = [d.ns(n, lv, "graph") for lv in levels if d.ns(n, lv, "graph")]
+            ax.bar(xs, ys, width, color=colors[n], label=d.label(n))
+        ax.set_xticks([i + 0.4 - width / 2 for i in range(len(levels))], levels)
+        ax.set_yscale("log")
+        ax.set_ylabel("ns per op (log scale; lower is better)")
+        ax.set_title(f"This run: {d.doc['config']['ops']:,} ops, {d.machine['slug']}")
+        ax.legend(fontsize=8)
+        his.bar(range(len(ROGOZHNIKOV)), [s * 10 for _, s in ROGOZHNIKOV], color="lightgrey", hatch="//",
+                edgecolor="grey")
+        his.set_xticks(range(len(ROGOZHNIKOV)), [name for name, _ in ROGOZHNIKOV], rotation=30, ha="right",
+                       fontsize=8)
+        his.set_title("Rogozhnikov's published numbers (his;\nM1, 2023; not rerun, gradients unverified)",
+                      fontsize=9)
+        for a in (ax, his):
+            a.grid(True, which="both", axis="y", alpha=0.3)
+        save(fig, "graph")
     return written
 
 
@@ -323,30 +523,31 @@ def write(path: Path, text: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Read the raw file, write the markdown and (unless --no-charts) the charts."""
+    """Read the raw files, write the markdown and (unless --no-charts) the charts."""
     args = parse_args(argv)
     try:
-        raw = args.raw or latest_raw(args.out)
-        doc = json.loads(raw.read_text())
+        paths = args.raw or latest_per_machine(args.out)
+        runs = [Data(json.loads(p.read_text()), p) for p in paths]
     except (OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    d = Data(doc)
-    if not d.ok:
-        print(f"error: {shown_path(raw)} has no successful timing to report", file=sys.stderr)
+    runs = [d for d in runs if d.ok]
+    if not runs:
+        print(f"error: {', '.join(shown_path(p) for p in paths)}: no successful timing to report", file=sys.stderr)
         return 1
+    runs.sort(key=lambda d: d.machine["date"], reverse=True)
     args.out.mkdir(parents=True, exist_ok=True)
-    with_charts = not args.no_charts
-    if with_charts:
+    drawn: list[str] = []
+    if not args.no_charts:
         try:
             import matplotlib  # noqa: F401
         except ImportError:
             print("error: matplotlib is not installed (`make bench` installs it; or use --no-charts)",
                   file=sys.stderr)
             return 1
-    write(args.out / "README.md", markdown(d, raw, args.out, with_charts))
-    written = [args.out / "README.md"] + (charts(d, raw, args.out) if with_charts else [])
-    print("wrote " + ", ".join(shown_path(p) for p in written))
+        drawn = charts(runs[0], args.out)
+    write(args.out / "README.md", markdown(runs, drawn, args.out))
+    print("wrote " + ", ".join(shown_path(p) for p in [args.out / "README.md"] + [args.out / CHARTS[k] for k in drawn]))
     return 0
 
 

@@ -15,16 +15,12 @@ BUILD = os.environ.get("AUTOGRAD_BUILD", "build")
 BINARY = ROOT / BUILD / "autograd"
 TIMEOUT = 120
 
-ALL_LEVELS = ["v0", "v1", "v2", "v3", "v4", "fused", "fused-simd"]
-# Every implementation of the contract: its command, its make target (None: nothing to build), its levels.
-IMPLS = {
-    "codon": ([str(BINARY)], f"{BUILD}/autograd", ALL_LEVELS),
-    "c": ([str(ROOT / BUILD / "autograd-c")], f"{BUILD}/autograd-c", ALL_LEVELS),
-    "zig": ([str(ROOT / BUILD / "autograd-zig")], f"{BUILD}/autograd-zig", ALL_LEVELS),
-    "rust": ([str(ROOT / BUILD / "autograd-rust")], f"{BUILD}/autograd-rust", ALL_LEVELS),
-    "python": ([sys.executable, str(ROOT / "ports" / "python" / "autograd.py")], None,
-               ["v0", "v1", "v2", "fused"]),
-}
+sys.path.insert(0, str(ROOT / "scripts"))
+from impls import ALL_LEVELS, DEFAULT  # noqa: E402  (scripts/impls.py: the one registry)
+
+# Every implementation of the contract but the peers: its command, its make target (None: nothing to
+# build), its levels, from the registry the benchmark harness reads.
+IMPLS = {i.name: (i.command(BUILD), i.make_target(BUILD), i.levels) for i in DEFAULT if i.kind != "peer"}
 
 
 class Program:
@@ -77,12 +73,16 @@ def codon() -> Program:
 
 @pytest.fixture(scope="session", params=list(IMPLS))
 def impl(request, codon) -> Program:
-    """Each implementation in turn (after the Codon program, the model); skipped when it cannot be built."""
+    """Each implementation in turn (after the Codon program, the model); skipped when its toolchain is
+    missing (the Makefile then prints a `skip:` line and builds nothing)."""
     name = request.param
     argv, target, levels = IMPLS[name]
     if target is not None:
         # The Makefile prints a skip line instead of failing when a port's compiler is missing.
-        subprocess.run(["make", "-s", f"BUILD={BUILD}", target], cwd=ROOT, env=os.environ.copy())
+        # A failed build fails (make removes the old binary first, so nothing stale is tested).
+        proc = subprocess.run(["make", "-s", f"BUILD={BUILD}", target], cwd=ROOT, env=os.environ.copy(),
+                              capture_output=True, text=True)
+        assert proc.returncode == 0, f"make {target} failed:\n{proc.stdout}{proc.stderr}"
         if not Path(argv[0]).exists():
-            pytest.skip(f"{name}: {target} could not be built here (is its toolchain installed?)")
+            pytest.skip(f"{name}: {proc.stdout.strip()}")
     return Program(argv, name, levels)

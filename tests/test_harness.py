@@ -1,8 +1,10 @@
-"""The benchmark harness itself (scripts/bench.py, scripts/report.py) and the peers' command line.
+"""The benchmark harness itself (scripts/bench.py, scripts/report.py, stats.py, machine.py) and the peers' CLI.
 
 The harness is pointed at small fixture programs (tests/fixtures/fake_impl.py) through a
 registry file: a wrong one must be refused and never timed, a hanging one killed at the
-timeout, a crashing one reported, while the good one beside them is still timed. None of
+timeout, a crashing one reported, a failed build fail the run, while the good ones beside them
+are still timed. The fixtures can report a fixed time per sample (`ns=`), so calibration and
+everything computed from times are checked without depending on this machine's noise. None of
 this needs the peers' libraries or matplotlib; tests that do skip when they are absent.
 """
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -19,6 +22,7 @@ from pathlib import Path
 import pytest
 
 import reference
+from conftest import BUILD
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "scripts" / "bench.py"
@@ -30,81 +34,95 @@ PEER_LEVEL = {"numpy": "fused-simd", "jax": "v3", "torch": "v3"}
 
 sys.path.insert(0, str(ROOT / "scripts"))
 import bench  # noqa: E402
+import machine  # noqa: E402
+import stats  # noqa: E402
 
 
-def registry(tmp_path: Path, *modes: str) -> Path:
-    """A registry file of fake implementations, one per mode, named after it."""
-    entries = [{"name": m, "argv": ["{python}", "tests/fixtures/fake_impl.py", m], "kind": "port",
-                "label": f"fixture ({m})", "levels": ["v2", "v3"]} for m in modes]
-    path = tmp_path / "registry.json"
-    path.write_text(json.dumps(entries))
-    return path
+def fake(mode: str, *settings: str, name: str | None = None, kind: str = "port", levels: tuple = ("v2", "v3"),
+         **fields) -> dict:
+    """A registry entry running tests/fixtures/fake_impl.py in `mode` with key=value settings."""
+    name = name or mode
+    return {"name": name, "argv": ["{python}", "tests/fixtures/fake_impl.py", mode, f"impl={name}", *settings],
+            "kind": kind, "label": f"fixture ({name})", "levels": list(levels), **fields}
 
 
-def run_bench(tmp_path: Path, *modes: str, extra: tuple[str, ...] = (), env: dict | None = None,
-              timeout: float = 120) -> tuple[subprocess.CompletedProcess, dict | None]:
-    """bench.py over the fake implementations at small sizes; its exit, output and raw file."""
-    args = [sys.executable, str(BENCH), "--registry", str(registry(tmp_path, *modes)), "--no-build",
-            "--results-dir", str(tmp_path / "results"), "--iters", "3000", "--verify-iters", "1000",
-            "--repeats", "2", "--timeout", "20", *extra]
+def run_bench(tmp_path: Path, *entries: dict | str, extra: tuple[str, ...] = (), env: dict | None = None,
+              timeout: float = 120,
+              sizes: tuple[str, ...] | None = None) -> tuple[subprocess.CompletedProcess, dict | None]:
+    """bench.py over fake implementations (a str is a mode with default settings) at small sizes.
+
+    Returns its exit, output and raw file (None when it wrote none).
+    """
+    registry = tmp_path / "registry.json"
+    registry.write_text(json.dumps([fake(e) if isinstance(e, str) else e for e in entries]))
+    if sizes is None:
+        sizes = ("--iters", "3000", "--verify-iters", "1000", "--repeats", "2", "--timeout", "20")
+    args = [sys.executable, str(BENCH), "--registry", str(registry), "--no-build", "--build-dir", BUILD,
+            "--results-dir", str(tmp_path / "results"), "--workloads", "softplus", *sizes, *extra]
     proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
                           env={**os.environ, **(env or {})})
-    files = sorted((tmp_path / "results" / "raw").glob("*.json"))
+    files = sorted((tmp_path / "results" / "raw").glob("*/*.json"))
     return proc, (json.loads(files[-1].read_text()) if files else None)
 
 
-def result(doc: dict, impl: str, level: str = "v2") -> dict:
-    """The raw file's entry for one pair."""
-    return next(r for r in doc["results"] if (r["impl"], r["level"]) == (impl, level))
+def result(doc: dict, impl: str, level: str = "v2", workload: str = "softplus", threads: int | None = None) -> dict:
+    """The raw file's entry for one pair (v4: at `threads`, else the one in the main tables)."""
+    return next(r for r in doc["results"] if (r["impl"], r["workload"], r["level"]) == (impl, workload, level)
+                and (r["threads"] == threads if threads else not r["scan"]))
 
 
-# --- verification before timing --------------------------------------------------------------
+def timed_calls(log: Path, name: str, iters: int) -> list[str]:
+    """The fixture's logged invocations of `name` at N = iters."""
+    return [ln for ln in log.read_text().splitlines() if ln.startswith(f"{name} ") and f"--iters {iters} " in ln]
+
+
+# --- strict: failures fail the run -----------------------------------------------------------
 
 def test_good_implementation_is_verified_and_timed(tmp_path):
     proc, doc = run_bench(tmp_path, "good")
     assert proc.returncode == 0, proc.stderr
     r = result(doc, "good")
     assert r["status"] == "ok" and len(r["runs"]) == 2
-    assert r["iters"] == 3000 and r["verify"]["iters"] == 1000
-    assert r["verify"]["max_rel_diff"] == 0.0
-    assert r["min_s"] <= r["median_s"] <= r["max_s"]
+    assert r["iters"] == 3000 and r["verify"][0]["iters"] == 1000
+    assert r["verify"][0]["max_rel_diff"] == 0.0
+    assert r["min_s"] <= r["ci_low_s"] <= r["median_s"] <= r["ci_high_s"] <= r["max_s"]
     assert r["ns_per_iter"] == pytest.approx(r["median_s"] * 1e9 / 3000)
-    assert r["ratio_to_fastest"] == 1.0
     assert r["sums"] == list(reference.run(42, 3000))
     # A level the program does not have is noted as absent, not failed.
     assert result(doc, "good", "v3")["status"] == "absent"
     assert "[verify" in proc.stderr and "[time" in proc.stderr          # progress is shown
 
 
-def test_wrong_sums_are_refused_with_the_numbers_and_never_timed(tmp_path):
+def test_wrong_sums_fail_the_run_and_are_never_timed(tmp_path):
     calls = tmp_path / "calls.log"
     proc, doc = run_bench(tmp_path, "wrong", "good", env={"FAKE_IMPL_LOG": str(calls)})
-    assert proc.returncode == 0                                          # reported; the rest went on
+    assert proc.returncode == 1                                          # strict by default
     r = result(doc, "wrong")
     assert r["status"] == "failed" and r["runs"] == []
     want = reference.run(42, 1000)
     assert "wrong sums" in r["reason"] and repr(want.f) in r["reason"]
-    assert "FAILED" in proc.stdout and "wrong v2" in proc.stdout
-    timed = [ln for ln in calls.read_text().splitlines() if ln.startswith("wrong") and "--iters 3000" in ln]
-    assert timed == []                                                   # never timed
-    assert result(doc, "good")["status"] == "ok"
-    strict, _ = run_bench(tmp_path, "wrong", extra=("--strict",))
-    assert strict.returncode == 1
+    assert "FAILED   wrong softplus v2" in proc.stdout
+    assert timed_calls(calls, "wrong", 3000) == []                       # never timed
+    assert result(doc, "good")["status"] == "ok"                         # the rest went on
+    lenient, _ = run_bench(tmp_path, "wrong", extra=("--no-strict",))
+    assert lenient.returncode == 0 and "FAILED   wrong" in lenient.stdout
 
 
 def test_timed_runs_are_checked_against_each_other(tmp_path):
     proc, doc = run_bench(tmp_path, "drift", "good")
+    assert proc.returncode == 1
     r = result(doc, "drift")
     assert r["status"] == "failed" and "timed run 1 at N=3000" in r["reason"]
     assert result(doc, "good")["status"] == "ok"
 
 
-def test_a_hanging_implementation_times_out(tmp_path):
+def test_a_hanging_implementation_times_out_and_fails_the_run(tmp_path):
     pids = tmp_path / "pids"
     start = time.monotonic()
     proc, doc = run_bench(tmp_path, "hang", "good", extra=("--timeout", "2"),
                           env={"FAKE_IMPL_PIDS": str(pids)}, timeout=60)
     assert time.monotonic() - start < 30
+    assert proc.returncode == 1
     r = result(doc, "hang")
     assert r["status"] == "failed" and "timed out after 2 s" in r["reason"]
     assert result(doc, "good")["status"] == "ok"
@@ -118,34 +136,289 @@ def test_a_hanging_implementation_times_out(tmp_path):
         "zombie" in Path(f"/proc/{grandchild}/status").read_text().lower()
 
 
-def test_a_crashing_implementation_is_reported(tmp_path):
+def test_a_crashing_implementation_fails_the_run(tmp_path):
     proc, doc = run_bench(tmp_path, "crash", "garbage", "good")
+    assert proc.returncode == 1
     assert "crashed (SIGABRT)" in result(doc, "crash")["reason"]
     assert "bad output" in result(doc, "garbage")["reason"]
     assert result(doc, "good")["status"] == "ok"
-    assert "FAILED   crash v2" in proc.stdout
+    assert "FAILED   crash softplus v2" in proc.stdout
+
+
+def build_entries(*targets: str) -> list[dict]:
+    """Fakes built by tests/fixtures/fake.mk's targets (the program itself always exists)."""
+    return [fake("good", name=t, target="{build}/fake-" + t, makefile="tests/fixtures/fake.mk") for t in targets]
+
+
+def test_a_failed_build_fails_the_run_even_with_the_program_there(tmp_path):
+    registry = tmp_path / "reg.json"
+    registry.write_text(json.dumps(build_entries("ok", "broken")))
+    proc = subprocess.run([sys.executable, str(BENCH), "--registry", str(registry), "--build-dir", str(tmp_path / "b"),
+                           "--results-dir", str(tmp_path / "r"), "--workloads", "softplus", "--iters", "2000",
+                           "--verify-iters", "500", "--repeats", "1"],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "FAILED   broken: build-failed: make " in proc.stdout and "expected ';'" in proc.stdout
+    doc = json.loads(next((tmp_path / "r" / "raw").glob("*/*.json")).read_text())
+    assert [i["status"] for i in doc["implementations"]] == ["ok", "build-failed"]
+    assert {r["impl"] for r in doc["results"]} == {"ok"}                 # the broken one is never run
+
+
+def test_a_missing_toolchain_is_a_skip_and_a_build_leaving_nothing_a_failure(tmp_path):
+    entries = build_entries("ok", "notoolchain")
+    entries[1]["argv"] = ["{build}/fake-notoolchain"]
+    registry = tmp_path / "reg.json"
+    registry.write_text(json.dumps(entries))
+    args = [sys.executable, str(BENCH), "--registry", str(registry), "--build-dir", str(tmp_path / "b"),
+            "--results-dir", str(tmp_path / "r"), "--workloads", "softplus", "--iters", "2000",
+            "--verify-iters", "500", "--repeats", "1"]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "skipped  notoolchain: fake port (fakecc not found)" in proc.stdout and "FAILED" not in proc.stdout
+    entries[1].update(name="nothing", argv=["{build}/fake-nothing"], target="{build}/fake-nothing")
+    registry.write_text(json.dumps(entries))
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert proc.returncode == 1 and "make succeeded but left no" in proc.stdout
 
 
 def test_a_missing_program_is_skipped(tmp_path):
-    entries = [{"name": "ghost", "argv": ["build/no-such-program"], "kind": "port", "label": "missing",
-                "levels": ["v2"]},
-               {"name": "good", "argv": ["{python}", "tests/fixtures/fake_impl.py", "good"], "kind": "port",
-                "label": "good", "levels": ["v2"]}]
-    path = tmp_path / "reg.json"
-    path.write_text(json.dumps(entries))
-    proc = subprocess.run([sys.executable, str(BENCH), "--registry", str(path), "--no-build", "--ci",
-                           "--results-dir", str(tmp_path / "r"), "--iters", "2000", "--verify-iters", "500",
-                           "--repeats", "1"], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    ghost = {"name": "ghost", "argv": ["build/no-such-program"], "kind": "port", "label": "missing", "levels": ["v2"]}
+    proc, doc = run_bench(tmp_path, ghost, "good", extra=("--ci",))
     assert proc.returncode == 0, proc.stdout + proc.stderr               # skipped, not failed
     assert "skipped  ghost" in proc.stdout and "bench-ci: passed" in proc.stdout
+
+
+def test_make_bench_ci_exits_non_zero_on_a_failure(tmp_path):
+    registry = tmp_path / "registry.json"
+    registry.write_text(json.dumps([fake("wrong"), fake("good")]))
+    flags = (f"--registry {registry} --no-build --results-dir {tmp_path} --iters 2000 --verify-iters 500 "
+             "--repeats 1")
+    proc = subprocess.run(["make", "--no-print-directory", f"BUILD={BUILD}", "bench-ci", f"BENCH_FLAGS={flags}"],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert proc.returncode != 0 and "bench-ci: FAILED" in proc.stdout, proc.stdout + proc.stderr
+
+
+# --- calibration, order, statistics ----------------------------------------------------------
+
+def test_calibration_gives_every_compiled_implementation_the_codon_programs_n(tmp_path):
+    calls = tmp_path / "calls.log"
+    entries = [fake("good", "ns=250", name="c"), fake("good", "ns=1000", name="codon", kind="codon"),
+               fake("good", "ns=50000", name="python", slow=True)]
+    proc, doc = run_bench(tmp_path, *entries, sizes=("--min-time", "0.01", "--verify-iters", "500", "--repeats", "2"),
+                          env={"FAKE_IMPL_LOG": str(calls)})
+    assert proc.returncode == 0, proc.stderr
+    # Codon at 1 us a sample: 1, then x1024 (far too short), then x16 -> 16,384 samples = 16 ms >= 10 ms,
+    # where 8,192 would have lasted 8 ms. C (4x faster) runs the same N; CPython its own.
+    (cal,) = [c for c in doc["calibration"] if c["impl"] == "codon"]
+    assert [n for n, _ in cal["steps"]] == [1, 1024, 16384] and cal["iters"] == 16384
+    assert result(doc, "codon")["iters"] == result(doc, "c")["iters"] == 16384
+    assert result(doc, "python")["iters"] == 256                         # 50 us x 256 = 12.8 ms
+    assert all(r["seconds"] >= 0.01 for r in result(doc, "codon")["runs"])
+    assert [c["impl"] for c in doc["calibration"]] == ["python", "codon"]  # C was never calibrated
+    assert timed_calls(calls, "c", 1024) == []
+    assert doc["config"]["min_time"] == 0.01 and doc["config"]["iters"] is None
+    # The compiled ones' timed sums were checked against each other and the reference at that N.
+    assert result(doc, "c")["sums"] == list(reference.run(42, 16384))
+
+
+def test_rounds_are_shuffled_with_the_recorded_seed(tmp_path):
+    calls = tmp_path / "calls.log"
+    names = ["a", "b", "c", "d"]
+    proc, doc = run_bench(tmp_path, *(fake("good", "ns=100", name=n) for n in names),
+                          extra=("--shuffle-seed", "7", "--repeats", "3"), env={"FAKE_IMPL_LOG": str(calls)})
+    assert proc.returncode == 0 and doc["config"]["shuffle_seed"] == 7
+    timed = [ln.split()[0] for ln in calls.read_text().splitlines() if "--iters 3000 " in ln]
+    rng, want = random.Random(7), []
+    for _ in range(3):
+        order = names[:]
+        rng.shuffle(order)
+        want += order
+    assert timed == want and timed[:4] != timed[4:8]                     # shuffled, differently each round
+
+
+def test_median_interval_is_the_tightest_at_95_percent():
+    values = list(range(1, 21))
+    random.Random(1).shuffle(values)
+    low, high, coverage = stats.median_ci(values)                          # n = 20: x(6)..x(15)
+    assert (low, high) == (6, 15) and coverage == pytest.approx(1 - 2 * stats.binomial_cdf(5, 20))
+    assert coverage >= 0.95 > 1 - 2 * stats.binomial_cdf(6, 20)            # one step tighter falls short
+    assert stats.median_ci(range(1, 10))[:2] == (2, 8)                     # n = 9: 96.1%
+    assert stats.median_ci(range(1, 10))[2] == pytest.approx(1 - 2 * 10 / 512)
+    low, high, coverage = stats.median_ci([3.0, 1.0, 2.0, 5.0, 4.0])      # n = 5 cannot reach 95%
+    assert (low, high) == (1.0, 5.0) and coverage == pytest.approx(0.9375)
+    assert stats.median_ci([7.0]) == (7.0, 7.0, 0.0)
+    assert stats.overlap((1, 2), (2, 3)) and not stats.overlap((1, 2), (2.5, 3))
+
+
+def test_a_run_much_shorter_than_min_time_is_noted():
+    impl = bench.Impl("c", ["x"], "port", "C", ["v2"])
+    pairs = [bench.Pair(impl, "softplus", "v2"), bench.Pair(impl, "softplus", "v3")]
+    results = [{"status": "ok", "median_s": 0.04}, {"status": "ok", "median_s": 0.06}]
+    opts = bench.parse_args(["--min-time", "0.1"])
+    (note,) = bench.short_runs(pairs, results, opts)
+    assert note.startswith("c v2: median run 0.040 s, under half of --min-time 0.1 s")
+    assert bench.short_runs(pairs, results, bench.parse_args(["--min-time", "0.1", "--iters", "5"])) == []
+
+
+def test_raw_file_has_the_interval_machine_and_targets(tmp_path):
+    target = "target native, vector width 8 doubles: AVX-512F (libmvec _ZGVeN8v)"
+    proc, doc = run_bench(tmp_path, fake("good", "ns=100", f"version={target}", name="codon", kind="codon"),
+                          fake("good", "ns=120", name="c"), extra=("--repeats", "6"))
+    assert proc.returncode == 0, proc.stderr
+    m = doc["machine"]
+    assert doc["schema"] == bench.SCHEMA == 2
+    for key in ("cpu", "cpu_family", "cpu_model", "avx2", "avx512f", "cores", "slug", "git_commit", "date",
+                "other_load"):
+        assert key in m
+    assert m["cores"] == len(os.sched_getaffinity(0))
+    files = list((tmp_path / "results" / "raw").glob("*/*.json"))
+    assert [f.parent.name for f in files] == [m["slug"]]
+    codon, c = doc["implementations"]
+    assert (codon["target"], codon["vector_width"]) == ("native", 8) and codon["vector"].startswith("AVX-512F")
+    assert (c["target"], c["vector_width"], c["vector"]) == (None, None, None)   # a port without the line
+    r = result(doc, "codon")
+    assert r["ci_coverage"] == pytest.approx(1 - 2 / 64)                 # 6 runs: [min, max], 96.9%
+    assert r["ci_ns_per_iter"] == [pytest.approx(100.0), pytest.approx(100.0)]
+
+
+# --- thread scaling and the graph workload ---------------------------------------------------
+
+def test_v4_is_timed_at_every_power_of_two_threads_and_the_most(tmp_path):
+    entry = fake("good", "ns=100", "levels=v2,v3,v4", name="codon", kind="codon", levels=("v2", "v3", "v4"))
+    proc, doc = run_bench(tmp_path, entry, extra=("--threads", "6"))
+    assert proc.returncode == 0, proc.stderr
+    v4 = sorted((r["threads"], r["scan"]) for r in doc["results"] if r["level"] == "v4")
+    assert v4 == [(1, True), (2, True), (4, True), (6, False)] and doc["config"]["thread_counts"] == [1, 2, 4, 6]
+    assert result(doc, "codon", "v4")["threads"] == 6
+    assert bench.thread_counts(2, True) == [1, 2] and bench.thread_counts(8, True) == [1, 2, 4, 8]
+    assert bench.thread_counts(8, False) == [8]
+
+
+def test_graph_workload_probed_verified_and_timed_per_op(tmp_path):
+    graph = ("graph=yes", "levels=v0,v1,v2,v3")
+    entries = [fake("good", "ns=20000", *graph, name="codon", kind="codon"), fake("good", "ns=30000", *graph, name="c"),
+               fake("good", "graph=no", name="old"), fake("good", "graph=wrong", "levels=v2", name="off")]
+    proc, doc = run_bench(tmp_path, *entries, sizes=("--min-time", "0.01", "--verify-iters", "500", "--repeats", "2"),
+                          extra=("--workloads", "softplus,graph", "--ops", "100", "--levels", "v1,v2"))
+    assert proc.returncode == 1                                          # `off` is wrong
+    g = result(doc, "codon", "v2", "graph")
+    assert g["ops"] == 100 and g["ns_per_op"] == pytest.approx(200.0)      # 20 us a sample, 100 ops
+    assert [(v["ops"], v["iters"], v["source"]) for v in g["verify"]][:2] == [(10, 3, "§G4"), (10000, 3, "§G4")]
+    assert result(doc, "c", "v1", "graph")["iters"] == g["iters"]
+    assert not any(r["impl"] == "old" and r["workload"] == "graph" for r in doc["results"])
+    assert result(doc, "old")["status"] == "ok"                           # still timed for softplus
+    assert any("old refuses --workload graph" in n for n in doc["notes"])
+    assert "wrong sums at N=3, 10 ops" in result(doc, "off", "v2", "graph")["reason"]
+    assert [i["graph"] for i in doc["implementations"]] == ["yes", "yes", "no", "yes"]
+
+
+def test_a_crash_on_the_graph_probe_fails_the_run(tmp_path):
+    proc, doc = run_bench(tmp_path, fake("good", "graph=crash"), extra=("--workloads", "softplus,graph"))
+    assert proc.returncode == 1 and "graph probe failed: crashed (SIGABRT)" in proc.stdout
+    assert result(doc, "good")["status"] == "ok"
+
+
+# --- pieces ----------------------------------------------------------------------------------
+
+CPUINFO_AMD = "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\n" \
+              "model name\t: AMD EPYC 9R14 96-Core Processor\nflags\t\t: fpu sse2 avx2 avx512f avx512dq\n\n" \
+              "processor\t: 1\ncpu family\t: 99\n"
+CPUINFO_INTEL = "processor\t: 0\ncpu family\t: 6\nmodel\t\t: 85\n" \
+                "model name\t: Intel(R) Xeon(R) Platinum 8259CL CPU @ 2.50GHz\nflags\t\t: fpu sse2 avx avx2\n"
+CPUINFO_ARM = "processor\t: 0\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd\nCPU implementer\t: 0x41\n"
+
+
+def test_machine_slug_and_facts():
+    amd = machine.cpu_facts(CPUINFO_AMD)
+    assert (amd["cpu_family"], amd["cpu_model"], amd["avx2"], amd["avx512f"]) == (25, 17, True, True)
+    assert machine.slug(amd) == "amd-epyc-9r14-fam25-model17-avx512"
+    intel = machine.cpu_facts(CPUINFO_INTEL)
+    assert machine.slug(intel) == "intel-xeon-platinum-8259cl-fam6-model85-avx2"
+    arm = {**machine.cpu_facts(CPUINFO_ARM), "cpu": "", "arch": "aarch64"}
+    assert (arm["cpu_family"], arm["avx2"]) == (None, False) and machine.slug(arm) == "aarch64"
+    assert machine.slug({"cpu": "AMD EPYC", "cpu_family": 25, "cpu_model": 17, "avx2": True,
+                         "avx512f": True}) == "amd-epyc-fam25-model17-avx512"
+    assert machine.vector_line("autograd (c) 0.1.0\ntarget x86-64-v3, vector width 4 doubles: AVX2\n") == \
+        {"target": "x86-64-v3", "vector_width": 4, "vector": "AVX2"}
+    assert machine.vector_line("autograd (zig) 0.1.0\n")["vector_width"] is None
+
+
+def test_parse_record_follows_the_contract():
+    rec = {"impl": "c", "workload": "softplus", "level": "v2", "iters": 5, "seed": 42, "threads": 1, "seconds": 0.5,
+           "ns_per_iter": 1e8, "sum_f": 1.0, "sum_dx": 2.0, "sum_dy": 3.0}
+    line = json.dumps(rec)
+    want = {"impl": "c", "level": "v2", "iters": 5, "seed": 42, "workload": "softplus"}
+    assert bench.parse_record(line + "\n", want)["sum_dy"] == 3.0
+    old = {k: v for k, v in rec.items() if k != "workload"}                   # before the graph contract
+    assert bench.parse_record(json.dumps(old), want)["sum_f"] == 1.0
+    with pytest.raises(ValueError, match="impl is 'c', expected 'rust'"):
+        bench.parse_record(line, {**want, "impl": "rust"})
+    with pytest.raises(ValueError, match="iters"):
+        bench.parse_record(line, {**want, "iters": 6})
+    with pytest.raises(ValueError, match="threads is 1, expected 4"):
+        bench.parse_record(line, {**want, "threads": 4})
+    reordered = {"level": rec["level"], **{k: v for k, v in rec.items() if k != "level"}}
+    with pytest.raises(ValueError, match="keys"):
+        bench.parse_record(json.dumps(reordered), want)
+    with pytest.raises(ValueError, match="finite"):
+        bench.parse_record(line.replace("3.0", "NaN"), want)
+    with pytest.raises(ValueError, match="one JSON line"):
+        bench.parse_record(line + "\n" + line, want)
+    graph = {"impl": "c", "workload": "graph", "level": "v2", "ops": 10, "iters": 3, "seed": 42, "threads": 1,
+             "seconds": 0.1, "ns_per_iter": 1e3, "ns_per_op": 1e2, "sum_loss": 1.0, "sum_grad_in": 2.0,
+             "sum_grad_all": 3.0}
+    assert bench.sums_of(bench.parse_record(json.dumps(graph), {**want, "iters": 3, "workload": "graph",
+                                                                "ops": 10}), "graph") == (1.0, 2.0, 3.0)
+    with pytest.raises(ValueError, match="ops is 10, expected 100"):
+        bench.parse_record(json.dumps(graph), {**want, "iters": 3, "workload": "graph", "ops": 100})
+
+
+def test_budgets_pass_breach_and_skip():
+    results = [{"impl": "codon", "workload": "softplus", "level": "v2", "status": "ok", "min_ns_per_iter": 60.0},
+               {"impl": "c", "workload": "softplus", "level": "v2", "status": "ok", "min_ns_per_iter": 50.0},
+               {"impl": "codon", "workload": "softplus", "level": "v3", "status": "ok", "min_ns_per_iter": 35.0},
+               {"impl": "codon", "workload": "softplus", "level": "v4", "status": "ok", "min_ns_per_iter": 20.0}]
+    lines, breaches = bench.check_budgets(results, bench.budgets(["codon", "c"], cpus=2, widths={"codon": 8}))
+    lines = [" ".join(ln.split()) for ln in lines]
+    assert breaches == 1                                                 # v3 only 1.7x its v2 (v4 1.75x v3: ok)
+    assert any(ln.startswith("ok") and "codon v2 / c v2 = 1.200" in ln for ln in lines)
+    assert any(ln.startswith("BREACH") and "codon v3 / codon v2" in ln for ln in lines)
+    assert any(ln.startswith("ok") and "codon v4 / codon v3" in ln for ln in lines)
+    assert any(ln.startswith("skip") and "codon v3 / c v3" in ln for ln in lines)
+    assert not any("v4" in b.subject[1] for b in bench.budgets(["codon"], cpus=1))   # one CPU: no thread budget
+    # The SIMD gain asked for follows the vector width a program reports: none for scalar code.
+    assert [bench.simd_gain(w) for w in (16, 8, 4, 2, 1, None)] == [bench.SIMD_GAIN[8], bench.SIMD_GAIN[8],
+                                                                     bench.SIMD_GAIN[4], bench.SIMD_GAIN[2], None,
+                                                                     bench.SIMD_GAIN[2]]
+    # Thread budgets are judged only with the CPUs free of other processes (measured over the timing).
+    assert bench.busy_elsewhere(2, 0.1, bench.FREE_TWO) == "" and bench.busy_elsewhere(2, None, bench.FREE_TWO) == ""
+    assert "kept 0.90 of the 2 CPUs busy" in bench.busy_elsewhere(2, 0.9, bench.FREE_TWO)
+    assert bench.busy_elsewhere(2, 1.0, bench.FREE_ONE) == "" and bench.busy_elsewhere(2, 1.3, bench.FREE_ONE)
+    assert machine.other_load((0.0, 10.0, 1.0), (2.0, 13.0, 2.0)) == 1.0   # 3 s busy, 1 s ours, over 2 s
+    assert machine.other_load((0.0, 10.0, 1.0), (2.0, 11.0, 2.0)) == 0.0
+    scalar = bench.budgets(["codon", "c"], cpus=1, widths={"codon": 1, "c": 8})
+    assert [b.subject for b in scalar if b.baseline[1] == "v2" and b.subject[0] == b.baseline[0]] == [("c", "v3")]
+
+
+def test_bench_times_the_real_codon_program(tmp_path, codon):
+    proc = subprocess.run([sys.executable, str(BENCH), "--impls", "codon", "--levels", "v2,v3", "--no-build",
+                           "--build-dir", BUILD, "--workloads", "softplus", "--results-dir", str(tmp_path),
+                           "--iters", "20000", "--repeats", "1"], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(next((tmp_path / "raw").glob("*/*.json")).read_text())
+    assert {(r["impl"], r["level"], r["status"]) for r in doc["results"]} == {("codon", "v2", "ok"),
+                                                                            ("codon", "v3", "ok")}
+    assert result(doc, "codon")["sums"] == list(reference.run(42, 20000))
+    assert doc["implementations"][0]["vector_width"] in (1, 2, 4, 8)
 
 
 # --- results file ----------------------------------------------------------------------------
 
 def test_an_interrupted_run_leaves_no_results_file(tmp_path):
-    args = [sys.executable, str(BENCH), "--registry", str(registry(tmp_path, "slow")), "--no-build",
-            "--results-dir", str(tmp_path / "results"), "--iters", "2000", "--verify-iters", "500",
-            "--repeats", "100"]
+    registry = tmp_path / "registry.json"
+    registry.write_text(json.dumps([fake("slow")]))
+    args = [sys.executable, str(BENCH), "--registry", str(registry), "--no-build", "--workloads", "softplus",
+            "--results-dir", str(tmp_path / "results"), "--iters", "2000", "--verify-iters", "500", "--repeats", "100"]
     child = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     for line in child.stderr:                                            # wait until timing has begun
         if line.startswith("[time"):
@@ -173,68 +446,18 @@ def test_write_atomic_never_leaves_half_a_file(tmp_path, monkeypatch):
     assert [p.name for p in target.parent.iterdir()] == ["run.json"]     # no temporary left
 
 
-def test_raw_file_records_the_machine_and_config(tmp_path):
-    _, doc = run_bench(tmp_path, "good")
-    assert doc["generated_by"] == "scripts/bench.py" and doc["schema"] == bench.SCHEMA
-    m = doc["machine"]
-    for key in ("cpu", "logical_cpus", "os", "python", "git_commit", "date", "load_average_start"):
-        assert key in m
-    assert doc["config"]["repeats"] == 2 and doc["config"]["iters"] == 3000
-    assert doc["implementations"][0]["version"] == "autograd (good) fixture"
-
-
-def test_parse_record_follows_the_contract():
-    line = json.dumps({"impl": "c", "level": "v2", "iters": 5, "seed": 42, "threads": 1, "seconds": 0.5,
-                       "ns_per_iter": 1e8, "sum_f": 1.0, "sum_dx": 2.0, "sum_dy": 3.0})
-    assert bench.parse_record(line + "\n", "c", "v2", 5, 42)["sum_dy"] == 3.0
-    with pytest.raises(ValueError, match="impl is 'c', expected 'rust'"):
-        bench.parse_record(line, "rust", "v2", 5, 42)
-    with pytest.raises(ValueError, match="iters"):
-        bench.parse_record(line, "c", "v2", 6, 42)
-    record = json.loads(line)
-    reordered = {"level": record.pop("level"), **record}
-    with pytest.raises(ValueError, match="keys"):
-        bench.parse_record(json.dumps(reordered), "c", "v2", 5, 42)
-    with pytest.raises(ValueError, match="finite"):
-        bench.parse_record(line.replace("3.0", "NaN"), "c", "v2", 5, 42)
-    with pytest.raises(ValueError, match="one JSON line"):
-        bench.parse_record(line + "\n" + line, "c", "v2", 5, 42)
-
-
-def test_budgets_pass_breach_and_skip():
-    results = [{"impl": "codon", "level": "v2", "status": "ok", "min_ns_per_iter": 60.0},
-               {"impl": "c", "level": "v2", "status": "ok", "min_ns_per_iter": 50.0},
-               {"impl": "codon", "level": "v3", "status": "ok", "min_ns_per_iter": 30.0}]
-    lines, breaches = bench.check_budgets(results, bench.BUDGETS)
-    lines = [" ".join(ln.split()) for ln in lines]
-    assert breaches == 1                                                 # v3 only 2x faster than v2
-    assert any(ln.startswith("ok") and "codon v2 / c v2 = 1.200" in ln for ln in lines)
-    assert any(ln.startswith("BREACH") and "codon v3 / codon v2" in ln for ln in lines)
-    assert any(ln.startswith("skip") and "zig v2" in ln for ln in lines)
-
-
-def test_bench_times_the_real_codon_program(tmp_path, codon):
-    proc = subprocess.run([sys.executable, str(BENCH), "--impls", "codon", "--levels", "v2,v3", "--no-build",
-                           "--results-dir", str(tmp_path), "--iters", "20000", "--repeats", "1"],
-                          capture_output=True, text=True, timeout=120, cwd=ROOT)
-    assert proc.returncode == 0, proc.stderr
-    doc = json.loads(next((tmp_path / "raw").glob("*.json")).read_text())
-    assert {(r["impl"], r["level"], r["status"]) for r in doc["results"]} == {("codon", "v2", "ok"),
-                                                                            ("codon", "v3", "ok")}
-    assert result(doc, "codon")["sums"] == list(reference.run(42, 20000))
-
-
 # --- report ----------------------------------------------------------------------------------
 
-def make_report(tmp_path: Path, *extra: str) -> str:
-    proc = subprocess.run([sys.executable, str(REPORT), str(FIXTURES / "bench-small.json"), "--out",
-                           str(tmp_path), *extra], capture_output=True, text=True, timeout=120, cwd=ROOT)
+def make_report(tmp_path: Path, *extra: str, files: tuple[str, ...] = ("bench-small.json", "bench-other.json")) -> str:
+    """results/README.md written from fixture raw files into tmp_path."""
+    proc = subprocess.run([sys.executable, str(REPORT), *(str(FIXTURES / f) for f in files), "--out", str(tmp_path),
+                           *extra], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     return (tmp_path / "README.md").read_text()
 
 
 def table_row(text: str, heading: str, name: str) -> list[str]:
-    """The cells of the row starting with `name` in the table under `heading`."""
+    """The cells of the first row starting with `name` in the first table after `heading`."""
     section = text.split(heading, 1)[1]
     row = next(ln for ln in section.splitlines() if ln.startswith(f"| {name} "))
     return [c.strip() for c in row.strip("|").split("|")][1:]
@@ -245,37 +468,85 @@ def test_report_from_a_fixture(tmp_path):
     first = text.splitlines()[0]
     assert first.startswith("<!-- Generated by `make bench`") and "do not edit" in first
     assert "tests/fixtures/bench-small.json" in first
-    # ns/iter (median), normalized to the fastest, the ladder and the overhead, from the fixture.
-    assert table_row(text, "## Time per sample", "codon") == ["600.00", "300.00", "60.00", "25.00", "15.00",
-                                                              "50.00", "20.00"]
-    assert table_row(text, "## Normalized", "codon")[:3] == ["1.20", "1.20", "1.20"]
-    assert table_row(text, "## Normalized", "c")[0] == "**1.00**"
-    assert table_row(text, "## The ladder", "c")[1:3] == ["250.00 (2.0x)", "50.00 (10.0x)"]
-    assert table_row(text, "## Tape overhead", "codon") == ["1.20", "1.25", "2.50"]
-    assert table_row(text, "## Relative to C v2", "codon")[2] == "1.20"
+    small = text.split("## fixture-cpu-9000-fam25-model17-avx512", 1)[1].split("## other-cpu", 1)[0]
+    assert table_row(small, "time per sample", "codon") == ["600.00", "300.00", "60.00", "25.00", "15.00",
+                                                            "50.00", "20.00"]
+    assert table_row(small, "### softplus: the ladder", "c")[1:3] == ["250.00 (2.0x)", "50.00 (10.0x)"]
+    assert table_row(small, "tape overhead", "codon") == ["1.20", "1.25", "2.50"]
+    assert table_row(small, "relative to C v2", "codon")[2] == "1.20"
     # Peers are labelled; NumPy as a formula baseline; failures and skips are listed with reasons.
-    assert "| numpy (peer, formula baseline, not an autograd) |" in text
-    assert "| torch (peer, autograd) |" in text
-    assert "**python v1** failed" in text and "relative difference 0.000396" in text
-    assert "**jax** skipped: jax is not installed" in text
-    assert "Fixture CPU 9000" in text and "`-O3`" in text
+    assert "| numpy (peer, formula baseline, not an autograd) |" in small
+    assert "| torch (peer, autograd) |" in small
+    assert "**python softplus v1** failed" in small and "relative difference 0.000396" in small
+    assert "**jax** skipped: jax is not installed" in small
+    assert "Fixture CPU 9000 (family 25, model 17; avx2, avx512f)" in small and "`-O3`" in small
+    assert "target native, vector width 8 (AVX-512F (libmvec _ZGVeN8v))" in small
+    assert "| c | autograd (c) 0.1.0; target and vector width not stated;" in small
     assert "![" not in text                                              # --no-charts
-    # The same input gives the same file.
-    assert make_report(tmp_path, "--no-charts") == text
+    assert make_report(tmp_path, "--no-charts") == text                  # the same input gives the same file
+
+
+def test_report_marks_ties_where_the_intervals_overlap(tmp_path):
+    text = make_report(tmp_path, "--no-charts")
+    small = text.split("## fixture-cpu-9000", 1)[1]
+    # Codon's v4 runs spread 0.8-1.2x (interval 12-18 ns) around C's 12.5 +-3%: a tie; v2's do not overlap.
+    assert table_row(small, "normalized to the fastest", "codon")[:5] == ["1.20", "1.20", "1.20", "1.25", "≈1.20"]
+    assert table_row(small, "normalized to the fastest", "c")[0] == "**1.00**"
+    # Across machines: Codon over the fastest port, per level.
+    assert table_row(text, "## Codon against the best port", "fixture-cpu-9000-fam25-model17-avx512")[2:5] == \
+        ["1.20 (c)", "1.25 (c)", "≈1.20 (c)"]
+    assert table_row(text, "## Codon against the best port", "other-cpu-42-fam6-model85-avx2")[2:4] == \
+        ["0.80 (c)", "≈1.20 (c)"]
+
+
+def test_report_has_a_section_per_machine_threads_and_graph(tmp_path):
+    text = make_report(tmp_path, "--no-charts")
+    assert text.index("## fixture-cpu-9000") < text.index("## other-cpu-42")    # newest first
+    assert table_row(text, "## Machines", "other-cpu-42-fam6-model85-avx2")[:5] == \
+        ["Other CPU 42", "6 / 85", "4", "yes", "no"]
+    small = text.split("## fixture-cpu-9000", 1)[1]
+    # v4 over its v3 (25 ns): 26 ns at 1 thread, 15 at 2; efficiency = speed-up / threads.
+    assert table_row(small, "### Thread scaling", "codon") == ["1", "26.00", "0.96x", "96%"]
+    assert "| codon | 2 | 15.00 | 1.67x | 83% |" in small
+    assert table_row(small, "### Graph workload", "codon") == ["160.00", "55.00", "46.00", "43.00", "30.00"]
+    assert table_row(small, "Normalized to the fastest at each level:", "c")[3] == "≈1.05"
+    assert table_row(small, "Rogozhnikov's published numbers", "ns/op (his)") == ["9.9", "14", "410", "940", "4,700",
+                                                                                  "11,300"]
+    other = text.split("## other-cpu-42", 1)[1]
+    assert "### Graph workload" not in other
+
+
+def test_report_reads_the_latest_run_of_every_machine(tmp_path):
+    for sub, name, date in (("m1", "bench-small.json", "2026-01-02T030405Z"),
+                            ("m1", "bench-other.json", "2025-01-01T000000Z"),
+                            ("m2", "bench-other.json", "2026-01-01T000000Z")):
+        (tmp_path / "raw" / sub).mkdir(parents=True, exist_ok=True)
+        (tmp_path / "raw" / sub / f"{date}.json").write_text((FIXTURES / name).read_text())
+    (tmp_path / "raw" / "2025-old-layout.json").write_text("{}")             # ignored: not in a machine folder
+    proc = subprocess.run([sys.executable, str(REPORT), "--out", str(tmp_path), "--no-charts"],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    first = (tmp_path / "README.md").read_text().splitlines()[0]
+    assert "m1/2026-01-02T030405Z.json" in first and "m2/2026-01-01T000000Z.json" in first and "2025" not in first
 
 
 def test_report_charts(tmp_path):
     pytest.importorskip("matplotlib")
     text = make_report(tmp_path)
-    for name in ("normalized.png", "ladder.png"):
+    for name in ("normalized.png", "ladder.png", "threads.png", "graph.png"):
         assert f"]({name})" in text
         assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_report_without_raw_files_says_so(tmp_path):
+def test_report_without_raw_files_or_with_an_old_one_says_so(tmp_path):
     proc = subprocess.run([sys.executable, str(REPORT), "--out", str(tmp_path), "--no-charts"],
                           capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert proc.returncode == 1 and "run `make bench` first" in proc.stderr
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({"schema": 1}))
+    proc = subprocess.run([sys.executable, str(REPORT), str(old), "--out", str(tmp_path), "--no-charts"],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert proc.returncode == 1 and "schema 1, not 2" in proc.stderr
 
 
 # --- the peers' command line (no library needed) and answers (skipped without it) ------------
@@ -313,7 +584,7 @@ def test_peer_known_answers(peer):
                               capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stderr
         (rec,) = [json.loads(ln) for ln in proc.stdout.splitlines()]
-        assert list(rec) == bench.KEYS
+        assert list(rec) in (bench.KEYS["softplus"], bench.OLD_SOFTPLUS_KEYS)
         assert (rec["impl"], rec["level"], rec["iters"], rec["threads"]) == (peer, PEER_LEVEL[peer], n, 1)
         for got, want in zip(bench.sums_of(rec), reference.KNOWN_SUMS[n]):
             assert reference.rel_diff(got, float(want)) <= reference.BATCHED_RTOL

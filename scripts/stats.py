@@ -1,0 +1,45 @@
+"""Distribution-free statistics of repeated timings (scripts/bench.py, scripts/report.py).
+
+Run times are skewed (noise only ever adds time) and few, so no normal approximation: the
+median, and a confidence interval for it from order statistics. Whatever the distribution,
+the number of runs below the true median is Binomial(n, 1/2), so [x(k), x(n+1-k)] of the
+sorted runs covers the median with probability 1 - 2 P(B <= k-1).
+"""
+from __future__ import annotations
+
+import statistics
+from math import comb
+from typing import Sequence
+
+
+def binomial_cdf(j: int, n: int) -> float:
+    """P(B <= j) for B ~ Binomial(n, 1/2)."""
+    return sum(comb(n, i) for i in range(j + 1)) / 2**n
+
+
+def median_ci(values: Sequence[float], level: float = 0.95) -> tuple[float, float, float]:
+    """(low, high, coverage) of a confidence interval for the median of `values`.
+
+    The interval is [x(k), x(n+1-k)] (1-based order statistics) with k the largest for which
+    the coverage stays at least `level`. Fewer than 6 values cannot reach 95%: the interval is
+    then [min, max] and the coverage returned (1 - 2^(1-n)) is below `level`; say so.
+    """
+    xs = sorted(values)
+    n = len(xs)
+    if n == 0:
+        raise ValueError("no values")
+    alpha = (1 - level) / 2
+    k = 1
+    while k + 1 <= (n + 1) // 2 and binomial_cdf(k, n) <= alpha:
+        k += 1
+    return xs[k - 1], xs[n - k], 1 - 2 * binomial_cdf(k - 1, n)
+
+
+def median(values: Sequence[float]) -> float:
+    """The median (the mean of the middle two for an even count)."""
+    return statistics.median(values)
+
+
+def overlap(a: Sequence[float], b: Sequence[float]) -> bool:
+    """Whether the intervals a = (low, high) and b = (low, high) share a point: a tie."""
+    return a[0] <= b[1] and b[0] <= a[1]
