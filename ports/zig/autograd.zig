@@ -1,7 +1,9 @@
 // autograd (Zig port): millions of forward/backward passes of f(x, y) = softplus((x + y) * x)
-// through a reverse-mode autograd, level by level (docs/contract.md). One file that mirrors the
-// Codon program's modules (rng, ops, graph, naive, pool, tape, fused, vmath, simd, threads, cli,
-// report, autograd) section by section, with the same names, so that the two can be diffed.
+// through a reverse-mode autograd, level by level (docs/contract.md), and the graph workload: a
+// tape of M ops over 100 inputs (docs/contract-graph.md). One file that mirrors the Codon
+// program's modules (rng, ops, graph, naive, pool, tape, fused, vmath, simd, threads, fused-simd,
+// then the graph workload's recipe, nodes, objects, pool, tape, simd, threads, then cli, report,
+// autograd) section by section, with the same names, so that the two can be diffed.
 //
 // Built with libc (-lc): the contract's numbers come from glibc's exp and log1p (Zig's own
 // std.math/compiler_rt versions differ in last bits), v3/v4/fused-simd call glibc's libmvec,
@@ -454,32 +456,45 @@ const Lanes = [BATCH]f64;
 
 // The lane loops go WIDTH lanes at a time through @Vector(WIDTH, f64), Zig's portable SIMD type
 // (one register of the target's widest kind): written over single f64s, LLVM left them scalar
-// (the vars are slices of one array at run-time offsets).
-fn ld(l: *const Lanes, j: usize) V {
+// (the vars are slices of one array at run-time offsets). ld and st take any array of lanes (a
+// pointer to Lanes, or to the graph workload's GraphLanes).
+fn ld(l: anytype, j: usize) V {
     return l[j..][0..WIDTH].*;
 }
 
-fn st(l: *Lanes, j: usize, v: V) void {
+fn st(l: anytype, j: usize, v: V) void {
     l[j..][0..WIDTH].* = v;
 }
 
-/// out[j] = exp(src[j]) for every lane (src may be out).
-fn exp_lanes(src: *const Lanes, out: *Lanes) void {
+// The three lane functions take n, the lanes (comptime: BATCH for the softplus levels, a graph
+// var's GRAPH_BATCH or a SOFTMAX4's four vars for the graph), a multiple of WIDTH.
+
+/// out[j] = exp(src[j]) for j < n (src may be out).
+fn exp_lanes(comptime n: usize, src: *const [n]f64, out: *[n]f64) void {
+    comptime std.debug.assert(n % WIDTH == 0);
     var j: usize = 0;
-    while (j < BATCH) : (j += WIDTH) st(out, j, vexp(ld(src, j)));
+    while (j < n) : (j += WIDTH) out[j..][0..WIDTH].* = vexp(src[j..][0..WIDTH].*);
 }
 
-/// out[j] = exp(-|p[j]|) for every lane.
-fn exp_neg_abs_lanes(p: *const Lanes, out: *Lanes) void {
+/// out[j] = exp(-|p[j]|) for j < n.
+fn exp_neg_abs_lanes(comptime n: usize, p: *const [n]f64, out: *[n]f64) void {
+    comptime std.debug.assert(n % WIDTH == 0);
     var j: usize = 0;
-    while (j < BATCH) : (j += WIDTH) st(out, j, -@abs(ld(p, j)));
-    exp_lanes(out, out);
+    while (j < n) : (j += WIDTH) out[j..][0..WIDTH].* = -@abs(@as(V, p[j..][0..WIDTH].*));
+    exp_lanes(n, out, out);
 }
 
-/// out[j] = log1p(src[j]) for every lane (src may be out).
-fn log1p_lanes(src: *const Lanes, out: *Lanes) void {
+/// out[j] = log1p(src[j]) for j < n (src may be out).
+fn log1p_lanes(comptime n: usize, src: *const [n]f64, out: *[n]f64) void {
+    comptime std.debug.assert(n % WIDTH == 0);
     var j: usize = 0;
-    while (j < BATCH) : (j += WIDTH) st(out, j, vlog1p(ld(src, j)));
+    while (j < n) : (j += WIDTH) out[j..][0..WIDTH].* = vlog1p(src[j..][0..WIDTH].*);
+}
+
+/// Room for n doubles starting on a cache line, so that no vector load straddles two (the graph
+/// tapes' lanes; the softplus levels' fixed arrays say align(ALIGN) instead).
+fn alloc_lanes(gpa: Allocator, n: usize) Allocator.Error![]align(ALIGN) f64 {
+    return gpa.alignedAlloc(f64, .fromByteUnits(ALIGN), n);
 }
 
 // ---- simd: level v3 -----------------------------------------------------------------------------
@@ -545,10 +560,10 @@ const BatchTape = struct {
         const e = self.leaf();
         const p = self.vals(a);
         const ve = self.vals(e);
-        exp_neg_abs_lanes(p, ve);
+        exp_neg_abs_lanes(BATCH, p, ve);
         const out = self.push(.softplus, a, e);
         const o = self.vals(out);
-        log1p_lanes(ve, o);
+        log1p_lanes(BATCH, ve, o);
         const zero: V = @splat(0.0);
         var j: usize = 0;
         while (j < BATCH) : (j += WIDTH) { // softplus_e, lane-wise
@@ -770,8 +785,8 @@ fn run_fused_simd(seed: u64, n: u64) Sums {
         fill_inputs(&x, &y, seed, first, lanes);
         var j: usize = 0;
         while (j < BATCH) : (j += WIDTH) st(&p, j, (ld(&x, j) + ld(&y, j)) * ld(&x, j));
-        exp_neg_abs_lanes(&p, &e);
-        log1p_lanes(&e, &l);
+        exp_neg_abs_lanes(BATCH, &p, &e);
+        log1p_lanes(BATCH, &e, &l);
         j = 0;
         while (j < BATCH) : (j += WIDTH) {
             const xj = ld(&x, j);
@@ -788,21 +803,808 @@ fn run_fused_simd(seed: u64, n: u64) Sums {
     return acc.total();
 }
 
-// ---- cli: the command line of contract §4 -------------------------------------------------------
+// ---- graph recipe: the graph workload's shared parts ------------------------------------------
+
+// The graph workload's recipe (docs/contract-graph.md G1-G3), shared by every graph level: a
+// sample's 100 inputs, the kind and input offsets of each of the M ops, the scalar forward math of
+// an op, and the per-sample checksums.
+
+/// Op k has kind k % 4, in this order (SOFTPLUS, SUM4, PROD, SOFTMAX4); a node no op made (an
+/// input) is a leaf.
+const GraphKind = enum(i8) { leaf = -1, softplus = 0, sum4 = 1, prod = 2, softmax4 = 3 };
+
+const N_INPUTS: usize = 100;
+
+/// The checksums of a run: sums over the samples of loss, grad_in and grad_all (G3).
+const GraphSums = struct {
+    loss: f64 = 0.0,
+    grad_in: f64 = 0.0,
+    grad_all: f64 = 0.0,
+
+    fn add(self: GraphSums, o: GraphSums) GraphSums {
+        return .{ .loss = self.loss + o.loss, .grad_in = self.grad_in + o.grad_in, .grad_all = self.grad_all + o.grad_all };
+    }
+};
+
+/// Nodes of an M-op graph: the inputs, one output per op, three more per SOFTMAX4.
+fn n_nodes(m: usize) usize {
+    return N_INPUTS + m + 3 * (m / 4);
+}
+
+/// Input i of sample s, in [-1, 1) (G1).
+fn graph_input(seed: u64, s: u64, i: usize) f64 {
+    return 2.0 * unit(draw(seed, N_INPUTS * s + @as(u64, i) + 1)) - 1.0;
+}
+
+/// The error set of the tapes' pushes: empty, their arrays are allocated once, before recording.
+const NoError = error{};
+
+/// The M ops of G2, in order, onto g: any level's graph builder, which has size() (the nodes so
+/// far) and push_softplus, push_sum4, push_prod, push_softmax4 taking node ids. Fails as its
+/// pushes do: with error.OutOfMemory for the node graph of v0/v1, never for the tapes (NoError).
+fn record_ops(g: anytype, m: usize) !void {
+    for (0..m) |k| {
+        const n = g.size();
+        switch (@as(GraphKind, @fromBackingInt(@intCast(k % 4)))) {
+            .softplus => try g.push_softplus(n - 10),
+            .sum4 => try g.push_sum4(n - 30, n - 25, n - 20, n - 15),
+            .prod => try g.push_prod(n - 20, n - 10),
+            .softmax4 => try g.push_softmax4(n - 4, n - 3, n - 2, n - 1),
+            .leaf => unreachable,
+        }
+    }
+}
+
+/// Python's max(a, b): b if b > a, else a.
+fn max2(a: f64, b: f64) f64 {
+    return if (b > a) b else a;
+}
+
+/// out_j = exp(in_j - max) / ((e_0 + e_1) + e_2) + e_3.
+fn softmax4(a: f64, b: f64, c: f64, d: f64) [4]f64 {
+    const m = max2(max2(a, b), max2(c, d));
+    const e0 = expf64(a - m);
+    const e1 = expf64(b - m);
+    const e2 = expf64(c - m);
+    const e3 = expf64(d - m);
+    const total = ((e0 + e1) + e2) + e3;
+    return .{ e0 / total, e1 / total, e2 / total, e3 / total };
+}
+
+/// SOFTMAX4's backward term: sum of o_j * g[out_j], left to right.
+fn softmax4_avg(o0: f64, o1: f64, o2: f64, o3: f64, g0: f64, g1: f64, g2: f64, g3: f64) f64 {
+    return ((o0 * g0 + o1 * g1) + o2 * g2) + o3 * g3;
+}
+
+// max2 and sigmoid_e on WIDTH lanes, for graph v3's lane loops (the Codon program's loops call
+// the scalar ones, and its LLVM vectorizes them).
+
+fn max2_lanes(a: V, b: V) V {
+    return @select(f64, b > a, b, a);
+}
+
+fn sigmoid_e_lanes(p: V, e: V) V {
+    const one: V = @splat(1.0);
+    return @select(f64, p >= @as(V, @splat(0.0)), one / (one + e), e / (one + e));
+}
+
+// ---- graph nodes: the node objects of graph v0 and v1 -----------------------------------------
+
+// Every node a heap object holding its value, its grad and pointers to its input nodes, each value
+// computed once when the node is made. The graph keeps its nodes in creation order, which is all
+// backward needs: it walks them in reverse. v0 destroys the nodes after every sample, v1 keeps
+// them as a pool.
+
+const GraphNode = struct {
+    val: f64,
+    grad: f64,
+    kind: GraphKind, // leaf, or the kind of the op that made it (all four of a SOFTMAX4's)
+    saved: f64, // SOFTPLUS: exp(-|a.val|), for backward's sigmoid
+    a: ?*GraphNode, // inputs, as many as the kind has
+    b: ?*GraphNode,
+    c: ?*GraphNode,
+    d: ?*GraphNode,
+
+    /// A fresh node on the heap: one allocator call.
+    fn create(gpa: Allocator, kind: GraphKind, val: f64, saved: f64, a: ?*GraphNode, b: ?*GraphNode, c: ?*GraphNode, d: ?*GraphNode) Allocator.Error!*GraphNode {
+        const node = try gpa.create(GraphNode);
+        node.set(kind, val, saved, a, b, c, d);
+        return node;
+    }
+
+    /// (Re)make this node; its grad starts at 1.0, d loss / d val (the loss sums every node).
+    fn set(self: *GraphNode, kind: GraphKind, val: f64, saved: f64, a: ?*GraphNode, b: ?*GraphNode, c: ?*GraphNode, d: ?*GraphNode) void {
+        self.* = .{ .kind = kind, .val = val, .saved = saved, .grad = 1.0, .a = a, .b = b, .c = c, .d = d };
+    }
+};
+
+const NodeGraph = struct {
+    gpa: Allocator, // the nodes' heap
+    nodes: std.ArrayList(*GraphNode) = .empty, // in creation order; nodes[count..] are a pool's spares
+    count: usize = 0,
+
+    fn init(gpa: Allocator) NodeGraph {
+        return .{ .gpa = gpa };
+    }
+
+    fn deinit(self: *NodeGraph) void {
+        self.drop();
+        self.nodes.deinit(self.gpa);
+    }
+
+    /// Every node back to the heap. The list of pointers keeps its room: freeing and regrowing
+    /// it every sample, as the Codon program drops its list, made v0 about 2x slower here (at
+    /// 10,000 ops the list is past malloc's mmap threshold: fresh pages every sample, and its
+    /// large requests make malloc consolidate the freed nodes).
+    fn drop(self: *NodeGraph) void {
+        for (self.nodes.items) |node| self.gpa.destroy(node);
+        self.nodes.clearRetainingCapacity();
+    }
+
+    /// Start a sample: with keep (v1) the nodes are reused, else (v0) destroyed.
+    fn reset(self: *NodeGraph, keep: bool) void {
+        if (!keep) self.drop();
+        self.count = 0;
+    }
+
+    fn size(self: *const NodeGraph) usize {
+        return self.count;
+    }
+
+    fn at(self: *const NodeGraph, i: usize) *GraphNode {
+        return self.nodes.items[i];
+    }
+
+    /// The next node, made as given: a new heap object, or a kept one remade.
+    fn take(self: *NodeGraph, kind: GraphKind, val: f64, saved: f64, a: ?*GraphNode, b: ?*GraphNode, c: ?*GraphNode, d: ?*GraphNode) Allocator.Error!*GraphNode {
+        if (self.count == self.nodes.items.len) {
+            try self.nodes.ensureUnusedCapacity(self.gpa, 1); // first, so that a made node is never lost
+            self.nodes.appendAssumeCapacity(try GraphNode.create(self.gpa, kind, val, saved, a, b, c, d));
+        } else {
+            self.nodes.items[self.count].set(kind, val, saved, a, b, c, d);
+        }
+        self.count += 1;
+        return self.nodes.items[self.count - 1];
+    }
+
+    fn leaf(self: *NodeGraph, val: f64) Allocator.Error!void {
+        _ = try self.take(.leaf, val, 0.0, null, null, null, null);
+    }
+
+    fn push_softplus(self: *NodeGraph, i: usize) Allocator.Error!void {
+        const a = self.at(i);
+        const e = exp_neg_abs(a.val);
+        _ = try self.take(.softplus, softplus_e(a.val, e), e, a, null, null, null);
+    }
+
+    fn push_sum4(self: *NodeGraph, i: usize, j: usize, k: usize, l: usize) Allocator.Error!void {
+        const a = self.at(i);
+        const b = self.at(j);
+        const c = self.at(k);
+        const d = self.at(l);
+        _ = try self.take(.sum4, ((a.val + b.val) + c.val) + d.val, 0.0, a, b, c, d);
+    }
+
+    fn push_prod(self: *NodeGraph, i: usize, j: usize) Allocator.Error!void {
+        const a = self.at(i);
+        const b = self.at(j);
+        _ = try self.take(.prod, a.val * b.val, 0.0, a, b, null, null);
+    }
+
+    fn push_softmax4(self: *NodeGraph, i: usize, j: usize, k: usize, l: usize) Allocator.Error!void {
+        const a = self.at(i);
+        const b = self.at(j);
+        const c = self.at(k);
+        const d = self.at(l);
+        for (softmax4(a.val, b.val, c.val, d.val)) |o| {
+            _ = try self.take(.softmax4, o, 0.0, a, b, c, d);
+        }
+    }
+
+    /// The nodes in reverse creation order, each pushing its grad to its inputs (G3); a SOFTMAX4's
+    /// four outputs are handled together, at the last of them.
+    fn backward(self: *NodeGraph) void {
+        var i = self.count - 1;
+        while (i >= N_INPUTS) {
+            const node = self.nodes.items[i];
+            const g = node.grad;
+            switch (node.kind) {
+                .softplus => node.a.?.grad += sigmoid_e(node.a.?.val, node.saved) * g,
+                .sum4 => {
+                    node.a.?.grad += g;
+                    node.b.?.grad += g;
+                    node.c.?.grad += g;
+                    node.d.?.grad += g;
+                },
+                .prod => {
+                    node.a.?.grad += node.b.?.val * g;
+                    node.b.?.grad += node.a.?.val * g;
+                },
+                .softmax4 => { // nodes i-3 .. i are its outputs
+                    const o0 = self.nodes.items[i - 3];
+                    const o1 = self.nodes.items[i - 2];
+                    const o2 = self.nodes.items[i - 1];
+                    const o3 = node;
+                    const avg = softmax4_avg(o0.val, o1.val, o2.val, o3.val, o0.grad, o1.grad, o2.grad, o3.grad);
+                    node.a.?.grad += o0.val * (o0.grad - avg);
+                    node.b.?.grad += o1.val * (o1.grad - avg);
+                    node.c.?.grad += o2.val * (o2.grad - avg);
+                    node.d.?.grad += o3.val * (o3.grad - avg);
+                    i -= 3;
+                },
+                .leaf => unreachable, // the nodes past the inputs are all made by ops
+            }
+            i -= 1;
+        }
+    }
+
+    /// This sample's loss, grad_in and grad_all (G3), each added in creation order.
+    fn sums(self: *const NodeGraph) GraphSums {
+        var loss: f64 = 0.0;
+        var grad_in: f64 = 0.0;
+        var grad_all: f64 = 0.0;
+        for (self.nodes.items[0..self.count]) |node| loss += node.val;
+        for (self.nodes.items[0..N_INPUTS], 0..) |node, i| grad_in += @as(f64, @floatFromInt(i + 1)) * node.grad;
+        for (self.nodes.items[0..self.count]) |node| grad_all += node.grad;
+        return .{ .loss = loss, .grad_in = grad_in, .grad_all = grad_all };
+    }
+};
+
+// ---- graph objects: graph level v0 ------------------------------------------------------------
+
+// Every node a fresh heap object per sample from `gpa` (the C library's malloc/free, as the
+// softplus v0), linked to its inputs by pointers and destroyed when the next sample starts;
+// backward walks the nodes in reverse creation order.
+
+/// Sample s's forward pass: its inputs, then the M ops (keep: reuse the nodes, v1).
+fn record_nodes(g: *NodeGraph, seed: u64, s: u64, m: usize, keep: bool) Allocator.Error!void {
+    g.reset(keep);
+    for (0..N_INPUTS) |i| try g.leaf(graph_input(seed, s, i));
+    try record_ops(g, m);
+}
+
+fn run_graph_v0(gpa: Allocator, seed: u64, m: usize, n: u64) Allocator.Error!GraphSums {
+    var g = NodeGraph.init(gpa);
+    defer g.deinit();
+    var total: GraphSums = .{};
+    var s: u64 = 0;
+    while (s < n) : (s += 1) {
+        try record_nodes(&g, seed, s, m, false);
+        g.backward();
+        total = total.add(g.sums());
+    }
+    return total;
+}
+
+// ---- graph pool: graph level v1 ---------------------------------------------------------------
+
+// v0's node objects and links, but the nodes of the first sample are kept and remade for every
+// later one, so the loop allocates nothing.
+
+fn run_graph_v1(gpa: Allocator, seed: u64, m: usize, n: u64) Allocator.Error!GraphSums {
+    var g = NodeGraph.init(gpa);
+    defer g.deinit();
+    var total: GraphSums = .{};
+    var s: u64 = 0;
+    while (s < n) : (s += 1) {
+        try record_nodes(&g, seed, s, m, true);
+        g.backward();
+        total = total.add(g.sums());
+    }
+    return total;
+}
+
+// ---- graph tape: graph level v2 ---------------------------------------------------------------
+
+// The softplus workload's tape grown to M ops, recorded anew for every sample as a dynamic
+// autograd does: contiguous arrays of vars {val, grad} and ops {kind, up to 4 input ids, first
+// output id}, addressed by index; each result computed once when pushed; backward is an index
+// loop over the ops in reverse.
+
+const GraphOp = struct {
+    kind: GraphKind,
+    a: usize, // input ids; SOFTPLUS's b is its slot in `saved` (exp(-|a|))
+    b: usize,
+    c: usize,
+    d: usize,
+    out: usize, // the (first) output id; SOFTMAX4's four are out .. out+3
+};
+
+const GraphTape = struct {
+    val: []f64,
+    grad: []f64,
+    ops: []GraphOp,
+    saved: []f64, // each SOFTPLUS's exp(-|a|), kept for backward's sigmoid
+    n_vars: usize = 0,
+    n_ops: usize = 0,
+    n_saved: usize = 0,
+
+    fn init(gpa: Allocator, m: usize) Allocator.Error!GraphTape {
+        const val = try gpa.alloc(f64, n_nodes(m));
+        errdefer gpa.free(val);
+        const grad = try gpa.alloc(f64, n_nodes(m));
+        errdefer gpa.free(grad);
+        const ops = try gpa.alloc(GraphOp, m);
+        errdefer gpa.free(ops);
+        const saved = try gpa.alloc(f64, m / 4 + 1);
+        return .{ .val = val, .grad = grad, .ops = ops, .saved = saved };
+    }
+
+    fn deinit(self: *GraphTape, gpa: Allocator) void {
+        gpa.free(self.val);
+        gpa.free(self.grad);
+        gpa.free(self.ops);
+        gpa.free(self.saved);
+    }
+
+    fn reset(self: *GraphTape) void {
+        self.n_vars = 0;
+        self.n_ops = 0;
+        self.n_saved = 0;
+    }
+
+    fn size(self: *const GraphTape) usize {
+        return self.n_vars;
+    }
+
+    /// A new var holding v; returns its id.
+    fn leaf(self: *GraphTape, v: f64) usize {
+        self.val[self.n_vars] = v;
+        self.n_vars += 1;
+        return self.n_vars - 1;
+    }
+
+    /// Record op `kind` on inputs a..d with (first) result v; returns the result's id.
+    fn push(self: *GraphTape, kind: GraphKind, a: usize, b: usize, c: usize, d: usize, v: f64) usize {
+        const out = self.leaf(v);
+        self.ops[self.n_ops] = .{ .kind = kind, .a = a, .b = b, .c = c, .d = d, .out = out };
+        self.n_ops += 1;
+        return out;
+    }
+
+    fn push_softplus(self: *GraphTape, a: usize) NoError!void {
+        const p = self.val[a];
+        const e = exp_neg_abs(p);
+        const slot = self.n_saved;
+        self.saved[slot] = e;
+        self.n_saved += 1;
+        _ = self.push(.softplus, a, slot, 0, 0, softplus_e(p, e));
+    }
+
+    fn push_sum4(self: *GraphTape, a: usize, b: usize, c: usize, d: usize) NoError!void {
+        const v = self.val;
+        _ = self.push(.sum4, a, b, c, d, ((v[a] + v[b]) + v[c]) + v[d]);
+    }
+
+    fn push_prod(self: *GraphTape, a: usize, b: usize) NoError!void {
+        _ = self.push(.prod, a, b, 0, 0, self.val[a] * self.val[b]);
+    }
+
+    fn push_softmax4(self: *GraphTape, a: usize, b: usize, c: usize, d: usize) NoError!void {
+        const v = self.val;
+        const o = softmax4(v[a], v[b], v[c], v[d]);
+        _ = self.push(.softmax4, a, b, c, d, o[0]);
+        _ = self.leaf(o[1]);
+        _ = self.leaf(o[2]);
+        _ = self.leaf(o[3]);
+    }
+
+    /// Reverse sweep for loss = the sum of every node: each grad starts at 1.0, then each op's
+    /// local rule, ops in reverse (G3).
+    fn backward(self: *GraphTape) void {
+        const v = self.val;
+        const g = self.grad;
+        @memset(g[0..self.n_vars], 1.0);
+        var k = self.n_ops;
+        while (k > 0) {
+            k -= 1;
+            const op = self.ops[k];
+            const go = g[op.out];
+            switch (op.kind) {
+                .softplus => g[op.a] += sigmoid_e(v[op.a], self.saved[op.b]) * go,
+                .sum4 => {
+                    g[op.a] += go;
+                    g[op.b] += go;
+                    g[op.c] += go;
+                    g[op.d] += go;
+                },
+                .prod => {
+                    g[op.a] += v[op.b] * go;
+                    g[op.b] += v[op.a] * go;
+                },
+                .softmax4 => {
+                    const o = op.out;
+                    const avg = softmax4_avg(v[o], v[o + 1], v[o + 2], v[o + 3], g[o], g[o + 1], g[o + 2], g[o + 3]);
+                    g[op.a] += v[o] * (g[o] - avg);
+                    g[op.b] += v[o + 1] * (g[o + 1] - avg);
+                    g[op.c] += v[o + 2] * (g[o + 2] - avg);
+                    g[op.d] += v[o + 3] * (g[o + 3] - avg);
+                },
+                .leaf => unreachable, // no op has it
+            }
+        }
+    }
+
+    /// This sample's loss, grad_in and grad_all (G3), each added in index order.
+    fn sums(self: *const GraphTape) GraphSums {
+        var loss: f64 = 0.0;
+        var grad_in: f64 = 0.0;
+        var grad_all: f64 = 0.0;
+        for (self.val[0..self.n_vars]) |v| loss += v;
+        for (self.grad[0..N_INPUTS], 0..) |g, i| grad_in += @as(f64, @floatFromInt(i + 1)) * g;
+        for (self.grad[0..self.n_vars]) |g| grad_all += g;
+        return .{ .loss = loss, .grad_in = grad_in, .grad_all = grad_all };
+    }
+};
+
+/// Sample s's forward pass: its inputs, then the M ops.
+fn record_graph(tape: *GraphTape, seed: u64, s: u64, m: usize) void {
+    tape.reset();
+    for (0..N_INPUTS) |i| _ = tape.leaf(graph_input(seed, s, i));
+    record_ops(tape, m) catch |err| switch (err) {};
+}
+
+fn run_graph_v2(gpa: Allocator, seed: u64, m: usize, n: u64) Allocator.Error!GraphSums {
+    var tape = try GraphTape.init(gpa, m);
+    defer tape.deinit(gpa);
+    var total: GraphSums = .{};
+    var s: u64 = 0;
+    while (s < n) : (s += 1) {
+        record_graph(&tape, seed, s, m);
+        tape.backward();
+        total = total.add(tape.sums());
+    }
+    return total;
+}
+
+// ---- graph simd: graph level v3 ---------------------------------------------------------------
+
+// The v2 graph tape recorded once per batch of GRAPH_BATCH samples. Each var holds GRAPH_BATCH
+// lanes (structure of arrays), each op is a loop over its lanes, and exp/log1p are libmvec's at
+// the target's width (vmath).
+
+// Lanes per var, a multiple of every vector width. A batch's vals and grads take
+// n_nodes * GRAPH_BATCH * 16 bytes: 4.5 MB at 16 lanes and 10,000 ops, past L2, in L3.
+const GRAPH_BATCH = 16;
+comptime {
+    std.debug.assert(GRAPH_BATCH % WIDTH == 0);
+    std.debug.assert(GRAPH_BATCH * @sizeOf(f64) % ALIGN == 0); // so every var's lanes start on a cache line
+}
+
+/// A graph var's lanes, on a cache line.
+const GraphLanes = [GRAPH_BATCH]f64;
+const GraphLanesPtr = *align(ALIGN) GraphLanes;
+
+const GraphBatchTape = struct {
+    val: []align(ALIGN) f64, // var i's lanes at [i * GRAPH_BATCH, (i + 1) * GRAPH_BATCH)
+    grad: []align(ALIGN) f64,
+    ops: []GraphOp,
+    saved: []align(ALIGN) f64, // each SOFTPLUS's exp(-|a|) lanes, at its slot
+    n_vars: usize = 0,
+    n_ops: usize = 0,
+    n_saved: usize = 0,
+
+    fn init(gpa: Allocator, m: usize) Allocator.Error!GraphBatchTape {
+        const val = try alloc_lanes(gpa, n_nodes(m) * GRAPH_BATCH);
+        errdefer gpa.free(val);
+        const grad = try alloc_lanes(gpa, n_nodes(m) * GRAPH_BATCH);
+        errdefer gpa.free(grad);
+        const ops = try gpa.alloc(GraphOp, m);
+        errdefer gpa.free(ops);
+        const saved = try alloc_lanes(gpa, (m / 4 + 1) * GRAPH_BATCH);
+        return .{ .val = val, .grad = grad, .ops = ops, .saved = saved };
+    }
+
+    fn deinit(self: *GraphBatchTape, gpa: Allocator) void {
+        gpa.free(self.val);
+        gpa.free(self.grad);
+        gpa.free(self.ops);
+        gpa.free(self.saved);
+    }
+
+    fn reset(self: *GraphBatchTape) void {
+        self.n_vars = 0;
+        self.n_ops = 0;
+        self.n_saved = 0;
+    }
+
+    fn size(self: *const GraphBatchTape) usize {
+        return self.n_vars;
+    }
+
+    fn vals(self: *const GraphBatchTape, i: usize) GraphLanesPtr {
+        return @alignCast(self.val[i * GRAPH_BATCH ..][0..GRAPH_BATCH]);
+    }
+
+    fn grads(self: *const GraphBatchTape, i: usize) GraphLanesPtr {
+        return @alignCast(self.grad[i * GRAPH_BATCH ..][0..GRAPH_BATCH]);
+    }
+
+    fn saved_lanes(self: *const GraphBatchTape, slot: usize) GraphLanesPtr {
+        return @alignCast(self.saved[slot * GRAPH_BATCH ..][0..GRAPH_BATCH]);
+    }
+
+    /// A new var; the caller fills its lanes. Returns its id.
+    fn leaf(self: *GraphBatchTape) usize {
+        self.n_vars += 1;
+        return self.n_vars - 1;
+    }
+
+    /// Record op `kind` on inputs a..d; returns its (first) output's id, for the caller to fill.
+    fn push(self: *GraphBatchTape, kind: GraphKind, a: usize, b: usize, c: usize, d: usize) usize {
+        const out = self.leaf();
+        self.ops[self.n_ops] = .{ .kind = kind, .a = a, .b = b, .c = c, .d = d, .out = out };
+        self.n_ops += 1;
+        return out;
+    }
+
+    fn push_softplus(self: *GraphBatchTape, a: usize) NoError!void {
+        const slot = self.n_saved;
+        self.n_saved += 1;
+        const out = self.push(.softplus, a, slot, 0, 0);
+        const p = self.vals(a);
+        const e = self.saved_lanes(slot);
+        const o = self.vals(out);
+        exp_neg_abs_lanes(GRAPH_BATCH, p, e);
+        log1p_lanes(GRAPH_BATCH, e, o);
+        const zero: V = @splat(0.0);
+        var j: usize = 0;
+        while (j < GRAPH_BATCH) : (j += WIDTH) { // softplus_e, lane-wise
+            const pj = ld(p, j);
+            st(o, j, @select(f64, pj > zero, pj + ld(o, j), ld(o, j)));
+        }
+    }
+
+    fn push_sum4(self: *GraphBatchTape, a: usize, b: usize, c: usize, d: usize) NoError!void {
+        const o = self.vals(self.push(.sum4, a, b, c, d));
+        const va = self.vals(a);
+        const vb = self.vals(b);
+        const vc = self.vals(c);
+        const vd = self.vals(d);
+        var j: usize = 0;
+        while (j < GRAPH_BATCH) : (j += WIDTH) st(o, j, ((ld(va, j) + ld(vb, j)) + ld(vc, j)) + ld(vd, j));
+    }
+
+    fn push_prod(self: *GraphBatchTape, a: usize, b: usize) NoError!void {
+        const o = self.vals(self.push(.prod, a, b, 0, 0));
+        const va = self.vals(a);
+        const vb = self.vals(b);
+        var j: usize = 0;
+        while (j < GRAPH_BATCH) : (j += WIDTH) st(o, j, ld(va, j) * ld(vb, j));
+    }
+
+    fn push_softmax4(self: *GraphBatchTape, a: usize, b: usize, c: usize, d: usize) NoError!void {
+        const out = self.push(.softmax4, a, b, c, d);
+        _ = self.leaf();
+        _ = self.leaf();
+        _ = self.leaf();
+        const o0 = self.vals(out);
+        const o1 = self.vals(out + 1);
+        const o2 = self.vals(out + 2);
+        const o3 = self.vals(out + 3);
+        const va = self.vals(a);
+        const vb = self.vals(b);
+        const vc = self.vals(c);
+        const vd = self.vals(d);
+        var j: usize = 0;
+        while (j < GRAPH_BATCH) : (j += WIDTH) {
+            const a_j = ld(va, j);
+            const b_j = ld(vb, j);
+            const c_j = ld(vc, j);
+            const d_j = ld(vd, j);
+            const m = max2_lanes(max2_lanes(a_j, b_j), max2_lanes(c_j, d_j));
+            st(o0, j, a_j - m);
+            st(o1, j, b_j - m);
+            st(o2, j, c_j - m);
+            st(o3, j, d_j - m);
+        }
+        // The four outputs are consecutive vars: their 4 * GRAPH_BATCH lanes take one exp call.
+        const all: *align(ALIGN) [4 * GRAPH_BATCH]f64 = @alignCast(self.val[out * GRAPH_BATCH ..][0 .. 4 * GRAPH_BATCH]);
+        exp_lanes(4 * GRAPH_BATCH, all, all);
+        j = 0;
+        while (j < GRAPH_BATCH) : (j += WIDTH) {
+            const e0 = ld(o0, j);
+            const e1 = ld(o1, j);
+            const e2 = ld(o2, j);
+            const e3 = ld(o3, j);
+            const total = ((e0 + e1) + e2) + e3;
+            st(o0, j, e0 / total);
+            st(o1, j, e1 / total);
+            st(o2, j, e2 / total);
+            st(o3, j, e3 / total);
+        }
+    }
+
+    /// Reverse sweep, lane-wise: every grad from 1.0, then each op's local rule (G3).
+    fn backward(self: *GraphBatchTape) void {
+        @memset(self.grad[0 .. self.n_vars * GRAPH_BATCH], 1.0);
+        var k = self.n_ops;
+        while (k > 0) {
+            k -= 1;
+            const op = self.ops[k];
+            const g = self.grads(op.out);
+            const ga = self.grads(op.a);
+            const va = self.vals(op.a);
+            var j: usize = 0;
+            switch (op.kind) {
+                .softplus => {
+                    const e = self.saved_lanes(op.b);
+                    while (j < GRAPH_BATCH) : (j += WIDTH) st(ga, j, ld(ga, j) + sigmoid_e_lanes(ld(va, j), ld(e, j)) * ld(g, j));
+                },
+                .sum4 => for ([_]usize{ op.a, op.b, op.c, op.d }) |q| {
+                    const gq = self.grads(q);
+                    j = 0;
+                    while (j < GRAPH_BATCH) : (j += WIDTH) st(gq, j, ld(gq, j) + ld(g, j));
+                },
+                .prod => {
+                    const gb = self.grads(op.b);
+                    const vb = self.vals(op.b);
+                    while (j < GRAPH_BATCH) : (j += WIDTH) st(ga, j, ld(ga, j) + ld(vb, j) * ld(g, j));
+                    j = 0;
+                    while (j < GRAPH_BATCH) : (j += WIDTH) st(gb, j, ld(gb, j) + ld(va, j) * ld(g, j));
+                },
+                .softmax4 => self.softmax4_backward(op),
+                .leaf => unreachable, // no op has it
+            }
+        }
+    }
+
+    fn softmax4_backward(self: *GraphBatchTape, op: GraphOp) void {
+        const o0 = self.vals(op.out);
+        const o1 = self.vals(op.out + 1);
+        const o2 = self.vals(op.out + 2);
+        const o3 = self.vals(op.out + 3);
+        const g0 = self.grads(op.out);
+        const g1 = self.grads(op.out + 1);
+        const g2 = self.grads(op.out + 2);
+        const g3 = self.grads(op.out + 3);
+        const ga = self.grads(op.a);
+        const gb = self.grads(op.b);
+        const gc = self.grads(op.c);
+        const gd = self.grads(op.d);
+        var j: usize = 0;
+        while (j < GRAPH_BATCH) : (j += WIDTH) {
+            const avg = ((ld(o0, j) * ld(g0, j) + ld(o1, j) * ld(g1, j)) + ld(o2, j) * ld(g2, j)) + ld(o3, j) * ld(g3, j);
+            st(ga, j, ld(ga, j) + ld(o0, j) * (ld(g0, j) - avg));
+            st(gb, j, ld(gb, j) + ld(o1, j) * (ld(g1, j) - avg));
+            st(gc, j, ld(gc, j) + ld(o2, j) * (ld(g2, j) - avg));
+            st(gd, j, ld(gd, j) + ld(o3, j) * (ld(g3, j) - avg));
+        }
+    }
+};
+
+/// Samples first .. first+lanes-1's inputs into the 100 input vars; unused lanes get 0.
+fn fill_graph_inputs(tape: *GraphBatchTape, seed: u64, first: u64, lanes: usize) void {
+    tape.reset();
+    for (0..N_INPUTS) |i| {
+        const v = tape.vals(tape.leaf());
+        for (v[0..lanes], 0..) |*vj, j| vj.* = graph_input(seed, first + j, i);
+        @memset(v[lanes..], 0.0);
+    }
+}
+
+/// Per-lane running checksums, so that a batch is added with vector adds.
+const GraphLaneSums = struct {
+    loss: GraphLanes align(ALIGN) = @splat(0.0),
+    grad_in: GraphLanes align(ALIGN) = @splat(0.0),
+    grad_all: GraphLanes align(ALIGN) = @splat(0.0),
+
+    /// Each lane's sample checksums (G3, nodes in index order), added for the used lanes.
+    fn add(self: *GraphLaneSums, tape: *const GraphBatchTape, lanes: usize) void {
+        var loss: GraphLanes align(ALIGN) = @splat(0.0);
+        var grad_in: GraphLanes align(ALIGN) = @splat(0.0);
+        var grad_all: GraphLanes align(ALIGN) = @splat(0.0);
+        for (0..tape.n_vars) |i| {
+            const v = tape.vals(i);
+            const g = tape.grads(i);
+            var j: usize = 0;
+            while (j < GRAPH_BATCH) : (j += WIDTH) {
+                st(&loss, j, ld(&loss, j) + ld(v, j));
+                st(&grad_all, j, ld(&grad_all, j) + ld(g, j));
+            }
+        }
+        for (0..N_INPUTS) |i| {
+            const g = tape.grads(i);
+            const weight: V = @splat(@floatFromInt(i + 1));
+            var j: usize = 0;
+            while (j < GRAPH_BATCH) : (j += WIDTH) st(&grad_in, j, ld(&grad_in, j) + weight * ld(g, j));
+        }
+        for (0..lanes) |j| {
+            self.loss[j] += loss[j];
+            self.grad_in[j] += grad_in[j];
+            self.grad_all[j] += grad_all[j];
+        }
+    }
+
+    /// The lanes added up in lane order.
+    fn total(self: *const GraphLaneSums) GraphSums {
+        var s: GraphSums = .{};
+        for (self.loss, self.grad_in, self.grad_all) |loss, grad_in, grad_all| {
+            s = s.add(.{ .loss = loss, .grad_in = grad_in, .grad_all = grad_all });
+        }
+        return s;
+    }
+};
+
+fn n_graph_batches(n: u64) u64 {
+    return (n + GRAPH_BATCH - 1) / GRAPH_BATCH;
+}
+
+/// Batches [first_batch, end_batch) of the n samples through one batch tape.
+fn run_graph_batches(gpa: Allocator, seed: u64, m: usize, n: u64, first_batch: u64, end_batch: u64) Allocator.Error!GraphSums {
+    var tape = try GraphBatchTape.init(gpa, m);
+    defer tape.deinit(gpa);
+    var acc: GraphLaneSums = .{};
+    var batch = first_batch;
+    while (batch < end_batch) : (batch += 1) {
+        const first = batch * GRAPH_BATCH;
+        const lanes: usize = @intCast(@min(GRAPH_BATCH, n - first));
+        fill_graph_inputs(&tape, seed, first, lanes);
+        record_ops(&tape, m) catch |err| switch (err) {};
+        tape.backward();
+        acc.add(&tape, lanes);
+    }
+    return acc.total();
+}
+
+fn run_graph_v3(gpa: Allocator, seed: u64, m: usize, n: u64) Allocator.Error!GraphSums {
+    return run_graph_batches(gpa, seed, m, n, 0, n_graph_batches(n));
+}
+
+// ---- graph threads: graph level v4 ------------------------------------------------------------
+
+fn graph_v4_worker(gpa: Allocator, seed: u64, m: usize, n: u64, first_batch: u64, end_batch: u64, out: *Allocator.Error!GraphSums) void {
+    out.* = run_graph_batches(gpa, seed, m, n, first_batch, end_batch);
+}
+
+/// Graph v3 with the batches split into T contiguous ranges as the softplus v4 splits them, one
+/// per std.Thread, each with its own batch tape and lane sums; the partial sums are added in
+/// thread order. The calling thread is thread 0; a thread that cannot be started has its range
+/// run here instead (same result).
+fn run_graph_v4(gpa: Allocator, seed: u64, m: usize, n: u64, threads: usize) Allocator.Error!GraphSums {
+    const nb = n_graph_batches(n);
+    const t_count: u64 = threads;
+    var partial: [MAX_THREADS]Allocator.Error!GraphSums = @splat(GraphSums{});
+    var handles: [MAX_THREADS]?std.Thread = @splat(null);
+    for (1..threads) |t| {
+        // Small stacks: a thread's tape is on the heap; it needs its lane sums (under 1 KiB).
+        handles[t] = std.Thread.spawn(.{ .stack_size = 1 << 20 }, graph_v4_worker, .{ gpa, seed, m, n, t * nb / t_count, (t + 1) * nb / t_count, &partial[t] }) catch null;
+    }
+    partial[0] = run_graph_batches(gpa, seed, m, n, 0, nb / t_count);
+    for (1..threads) |t| {
+        if (handles[t]) |h| {
+            h.join();
+        } else {
+            partial[t] = run_graph_batches(gpa, seed, m, n, t * nb / t_count, (t + 1) * nb / t_count);
+        }
+    }
+    var total: GraphSums = .{};
+    for (partial[0..threads]) |sums| total = total.add(try sums);
+    return total;
+}
+
+// ---- cli: the command line of contract §4 (and of the graph workload, contract-graph G6) ------
 
 const Level = enum { v0, v1, v2, v3, v4, fused, @"fused-simd" };
 const LEVELS = [_]Level{ .v0, .v1, .v2, .v3, .v4 }; // run by --level all, in this order
-const BASELINES = [_]Level{ .fused, .@"fused-simd" }; // run only when named
+const BASELINES = [_]Level{ .fused, .@"fused-simd" }; // run only when named (softplus workload)
 const ALL_LEVELS = LEVELS ++ BASELINES;
+const Workload = enum { softplus, graph };
+const WORKLOADS = [_]Workload{ .softplus, .graph }; // --workload, the first the default
 const MAX_ITERS: u64 = 1_000_000_000_000;
-const DEFAULT_ITERS: u64 = 10_000_000;
+const MAX_GRAPH_OPS: u64 = 1_000_000; // the Codon program's MAX_OPS (a name the softplus tape has here)
+const DEFAULT_ITERS: u64 = 10_000_000; // softplus samples
+const DEFAULT_GRAPH_ITERS: u64 = 10_000; // graph samples (Rogozhnikov's 10,000 passes)
+const DEFAULT_OPS: usize = 10_000;
 const DEFAULT_SEED: u64 = 42;
 
 const Mode = enum { run, eval, help, version };
 
 const Options = struct {
     mode: Mode,
+    workload: Workload = WORKLOADS[0],
     levels: []const Level = &LEVELS,
+    ops: usize = DEFAULT_OPS,
     iters: u64 = DEFAULT_ITERS,
     seed: u64 = DEFAULT_SEED,
     threads: usize,
@@ -885,18 +1687,40 @@ fn parse_point(usage: *Usage, flag: []const u8, text: [:0]const u8) error{Usage}
     return value;
 }
 
-fn parse_level(usage: *Usage, text: []const u8) error{Usage}![]const Level {
-    if (std.mem.eql(u8, text, "all")) return &LEVELS;
-    for (&ALL_LEVELS, 0..) |level, k| {
-        if (std.mem.eql(u8, text, @tagName(level))) return ALL_LEVELS[k..][0..1];
-    }
-    return usage.fail("--level must be one of v0, v1, v2, v3, v4, fused, fused-simd or all, got {f}", .{shown(text)});
+/// The tags of an enum's values, ", " between them (for an error line).
+fn joined(comptime values: anytype) []const u8 {
+    comptime var text: []const u8 = "";
+    inline for (values, 0..) |value, k| text = text ++ (if (k > 0) ", " else "") ++ @tagName(value);
+    return text;
 }
 
-const FLAGS = [_][]const u8{ "--level", "--iters", "--seed", "--threads", "--json", "--eval" };
+/// The levels --level names; the graph workload has no baselines.
+fn parse_level(usage: *Usage, text: []const u8, workload: Workload) error{Usage}![]const Level {
+    const named: []const Level = if (workload == .softplus) &ALL_LEVELS else &LEVELS;
+    if (std.mem.eql(u8, text, "all")) return &LEVELS;
+    for (named, 0..) |level, k| {
+        if (std.mem.eql(u8, text, @tagName(level))) return named[k..][0..1];
+    }
+    const names = if (workload == .softplus) comptime joined(ALL_LEVELS) else comptime joined(LEVELS);
+    return usage.fail("--level must be one of {s} or all, got {f}", .{ names, shown(text) });
+}
+
+fn parse_workload(usage: *Usage, text: []const u8) error{Usage}!Workload {
+    for (WORKLOADS) |workload| {
+        if (std.mem.eql(u8, text, @tagName(workload))) return workload;
+    }
+    return usage.fail("--workload must be one of {s}, got {f}", .{ comptime joined(WORKLOADS), shown(text) });
+}
+
+const FLAGS = [_][]const u8{ "--workload", "--level", "--ops", "--iters", "--seed", "--threads", "--json", "--eval" };
 
 fn is_flag(arg: []const u8) bool {
     for (FLAGS) |flag| if (std.mem.eql(u8, arg, flag)) return true;
+    return false;
+}
+
+fn is_seen(seen: []const []const u8, flag: []const u8) bool {
+    for (seen) |other| if (std.mem.eql(u8, other, flag)) return true;
     return false;
 }
 
@@ -907,15 +1731,14 @@ fn parse(usage: *Usage, args: []const [:0]const u8, cpus: usize) error{Usage}!Op
     var opts: Options = .{ .mode = .run, .threads = cpus };
     var seen: [FLAGS.len][]const u8 = undefined; // each flag at most once, in order
     var n_seen: usize = 0;
+    var level: []const u8 = "all";
     var i: usize = 0;
     while (i < args.len) {
         const flag: []const u8 = args[i];
         if (std.mem.eql(u8, flag, "--help") or std.mem.eql(u8, flag, "--version"))
             return usage.fail("{s} takes no other arguments", .{flag});
         if (!is_flag(flag)) return usage.fail("unknown argument {f} (try --help)", .{shown(flag)});
-        for (seen[0..n_seen]) |other| {
-            if (std.mem.eql(u8, other, flag)) return usage.fail("{s} given twice", .{flag});
-        }
+        if (is_seen(seen[0..n_seen], flag)) return usage.fail("{s} given twice", .{flag});
         seen[n_seen] = flag;
         n_seen += 1;
         const arity: usize = if (std.mem.eql(u8, flag, "--json")) 0 else if (std.mem.eql(u8, flag, "--eval")) 2 else 1;
@@ -924,8 +1747,12 @@ fn parse(usage: *Usage, args: []const [:0]const u8, cpus: usize) error{Usage}!Op
         const value: [:0]const u8 = if (arity > 0) args[i + 1] else "";
         if (std.mem.eql(u8, flag, "--json")) {
             opts.json = true;
+        } else if (std.mem.eql(u8, flag, "--workload")) {
+            opts.workload = try parse_workload(usage, value);
         } else if (std.mem.eql(u8, flag, "--level")) {
-            opts.levels = try parse_level(usage, value);
+            level = value; // checked below, once the workload is known
+        } else if (std.mem.eql(u8, flag, "--ops")) {
+            opts.ops = @intCast(try parse_uint(usage, flag, value, 1, MAX_GRAPH_OPS));
         } else if (std.mem.eql(u8, flag, "--iters")) {
             opts.iters = try parse_uint(usage, flag, value, 1, MAX_ITERS);
         } else if (std.mem.eql(u8, flag, "--seed")) {
@@ -944,7 +1771,13 @@ fn parse(usage: *Usage, args: []const [:0]const u8, cpus: usize) error{Usage}!Op
             if (!std.mem.eql(u8, other, "--eval") and !std.mem.eql(u8, other, "--json"))
                 return usage.fail("--eval takes no {s}", .{other});
         }
+        return opts;
     }
+    if (is_seen(seen[0..n_seen], "--ops") and opts.workload != .graph)
+        return usage.fail("--ops belongs to the graph workload (add --workload graph)", .{});
+    opts.levels = try parse_level(usage, level, opts.workload);
+    if (opts.workload == .graph and !is_seen(seen[0..n_seen], "--iters"))
+        opts.iters = DEFAULT_GRAPH_ITERS;
     return opts;
 }
 
@@ -976,6 +1809,24 @@ const Result = struct {
     }
 };
 
+const GraphResult = struct {
+    level: Level,
+    ops: usize,
+    iters: u64,
+    seed: u64,
+    threads: usize,
+    seconds: f64,
+    sums: GraphSums,
+
+    fn ns_per_iter(self: GraphResult) f64 {
+        return self.seconds * 1e9 / @as(f64, @floatFromInt(self.iters));
+    }
+
+    fn ns_per_op(self: GraphResult) f64 {
+        return self.ns_per_iter() / @as(f64, @floatFromInt(self.ops));
+    }
+};
+
 const Column = struct { name: []const u8, width: i32 };
 const COLUMNS = [_]Column{
     .{ .name = "impl", .width = 6 },     .{ .name = "level", .width = 11 },    .{ .name = "threads", .width = -7 },
@@ -983,13 +1834,19 @@ const COLUMNS = [_]Column{
     .{ .name = "vs v0", .width = -8 },   .{ .name = "sum_f", .width = -25 },   .{ .name = "sum_dx", .width = -25 },
     .{ .name = "sum_dy", .width = -25 },
 };
+const GRAPH_COLUMNS = [_]Column{
+    .{ .name = "impl", .width = 6 },       .{ .name = "level", .width = 11 },        .{ .name = "threads", .width = -7 },
+    .{ .name = "ops", .width = -8 },       .{ .name = "iters", .width = -14 },       .{ .name = "seconds", .width = -10 },
+    .{ .name = "ns/iter", .width = -14 },  .{ .name = "ns/op", .width = -10 },       .{ .name = "vs v0", .width = -8 },
+    .{ .name = "sum_loss", .width = -25 }, .{ .name = "sum_grad_in", .width = -25 }, .{ .name = "sum_grad_all", .width = -25 },
+};
 
-/// Cells padded to COLUMNS' widths (negative: right-aligned), two spaces apart, trailing spaces
-/// removed, then a newline.
-fn row(w: *std.Io.Writer, cells: [COLUMNS.len][]const u8) std.Io.Writer.Error!void {
+/// Cells padded to the columns' widths (negative: right-aligned), two spaces apart, trailing
+/// spaces removed, then a newline.
+fn row(w: *std.Io.Writer, comptime columns: []const Column, cells: [columns.len][]const u8) std.Io.Writer.Error!void {
     var buf: [512]u8 = undefined;
     var line = std.Io.Writer.fixed(&buf);
-    for (cells, COLUMNS, 0..) |cell, col, k| {
+    for (cells, columns, 0..) |cell, col, k| {
         if (k > 0) try line.writeAll("  ");
         const width: usize = @abs(col.width);
         const pad = width -| cell.len;
@@ -1001,33 +1858,63 @@ fn row(w: *std.Io.Writer, cells: [COLUMNS.len][]const u8) std.Io.Writer.Error!vo
     try w.writeByte('\n');
 }
 
+/// The columns' names as a row.
+fn header(w: *std.Io.Writer, comptime columns: []const Column) std.Io.Writer.Error!void {
+    var cells: [columns.len][]const u8 = undefined;
+    for (&cells, columns) |*cell, col| cell.* = col.name;
+    try row(w, columns, cells);
+}
+
 fn text_header(w: *std.Io.Writer) std.Io.Writer.Error!void {
-    var cells: [COLUMNS.len][]const u8 = undefined;
-    for (&cells, COLUMNS) |*cell, col| cell.* = col.name;
-    try row(w, cells);
+    try header(w, &COLUMNS);
+}
+
+fn graph_text_header(w: *std.Io.Writer) std.Io.Writer.Error!void {
+    try header(w, &GRAPH_COLUMNS);
+}
+
+/// v0's time over this one, "-" when v0 was not run before it; in buf.
+fn speedup(buf: *[64]u8, v0_seconds: f64, seconds: f64) []const u8 {
+    if (!(v0_seconds > 0.0 and seconds > 0.0)) return "-";
+    const ratio = fmt(buf, v0_seconds / seconds, "%.1f");
+    buf[ratio.len] = 'x';
+    return buf[0 .. ratio.len + 1];
 }
 
 /// One result as a table row; `vs v0` is v0's time over this one (0: no v0 run).
 fn text_line(w: *std.Io.Writer, r: Result, v0_seconds: f64) std.Io.Writer.Error!void {
     var b: [9][64]u8 = undefined;
-    var speedup: []const u8 = "-";
-    if (v0_seconds > 0.0 and r.seconds > 0.0) {
-        const ratio = fmt(&b[0], v0_seconds / r.seconds, "%.1f");
-        b[0][ratio.len] = 'x';
-        speedup = b[0][0 .. ratio.len + 1];
-    }
     const threads = std.fmt.bufPrint(&b[1], "{d}", .{r.threads}) catch unreachable;
     const iters = std.fmt.bufPrint(&b[2], "{d}", .{r.iters}) catch unreachable;
-    try row(w, .{ IMPL, @tagName(r.level), threads, iters, fmt(&b[3], r.seconds, "%.3f"), fmt(&b[4], r.ns_per_iter(), "%.2f"), speedup, g17(&b[5], r.sums.f), g17(&b[6], r.sums.dx), g17(&b[7], r.sums.dy) });
+    try row(w, &COLUMNS, .{ IMPL, @tagName(r.level), threads, iters, fmt(&b[3], r.seconds, "%.3f"), fmt(&b[4], r.ns_per_iter(), "%.2f"), speedup(&b[0], v0_seconds, r.seconds), g17(&b[5], r.sums.f), g17(&b[6], r.sums.dx), g17(&b[7], r.sums.dy) });
+}
+
+fn graph_text_line(w: *std.Io.Writer, r: GraphResult, v0_seconds: f64) std.Io.Writer.Error!void {
+    var b: [11][64]u8 = undefined;
+    const threads = std.fmt.bufPrint(&b[1], "{d}", .{r.threads}) catch unreachable;
+    const ops = std.fmt.bufPrint(&b[2], "{d}", .{r.ops}) catch unreachable;
+    const iters = std.fmt.bufPrint(&b[3], "{d}", .{r.iters}) catch unreachable;
+    try row(w, &GRAPH_COLUMNS, .{ IMPL, @tagName(r.level), threads, ops, iters, fmt(&b[4], r.seconds, "%.3f"), fmt(&b[5], r.ns_per_iter(), "%.1f"), fmt(&b[6], r.ns_per_op(), "%.2f"), speedup(&b[0], v0_seconds, r.seconds), g17(&b[7], r.sums.loss), g17(&b[8], r.sums.grad_in), g17(&b[9], r.sums.grad_all) });
 }
 
 fn json_line(w: *std.Io.Writer, r: Result) std.Io.Writer.Error!void {
     var b: [5][64]u8 = undefined;
-    try w.print("{{\"impl\": \"{s}\", \"level\": \"{s}\", \"iters\": {d}, \"seed\": {d}, \"threads\": {d}, " ++
+    try w.print("{{\"impl\": \"{s}\", \"workload\": \"softplus\", \"level\": \"{s}\", \"iters\": {d}, \"seed\": {d}, \"threads\": {d}, " ++
         "\"seconds\": {s}, \"ns_per_iter\": {s}, \"sum_f\": {s}, \"sum_dx\": {s}, \"sum_dy\": {s}}}\n", .{
         IMPL,                  @tagName(r.level),     r.iters,                     r.seed,
         r.threads,             g17(&b[0], r.seconds), g17(&b[1], r.ns_per_iter()), g17(&b[2], r.sums.f),
         g17(&b[3], r.sums.dx), g17(&b[4], r.sums.dy),
+    });
+}
+
+fn graph_json_line(w: *std.Io.Writer, r: GraphResult) std.Io.Writer.Error!void {
+    var b: [6][64]u8 = undefined;
+    try w.print("{{\"impl\": \"{s}\", \"workload\": \"graph\", \"level\": \"{s}\", \"ops\": {d}, \"iters\": {d}, \"seed\": {d}, " ++
+        "\"threads\": {d}, \"seconds\": {s}, \"ns_per_iter\": {s}, \"ns_per_op\": {s}, " ++
+        "\"sum_loss\": {s}, \"sum_grad_in\": {s}, \"sum_grad_all\": {s}}}\n", .{
+        IMPL,                      @tagName(r.level),       r.ops,                      r.iters,
+        r.seed,                    r.threads,               g17(&b[0], r.seconds),      g17(&b[1], r.ns_per_iter()),
+        g17(&b[2], r.ns_per_op()), g17(&b[3], r.sums.loss), g17(&b[4], r.sums.grad_in), g17(&b[5], r.sums.grad_all),
     });
 }
 
@@ -1047,20 +1934,28 @@ const VERSION_TEXT = "autograd (zig) 0.1.0";
 const HELP_TEXT =
     \\usage: autograd [--level v0|v1|v2|v3|v4|fused|fused-simd|all] [--iters N] [--seed S]
     \\                [--threads T] [--json]
+    \\       autograd --workload graph [--level v0|v1|v2|v3|v4|all] [--ops M] [--iters N]
+    \\                [--seed S] [--threads T] [--json]
     \\       autograd --eval X Y [--json]
     \\       autograd --help | --version
     \\
-    \\Runs N forward/backward passes of f(x, y) = softplus((x + y) * x) through a
-    \\reverse-mode autograd at each optimization level and prints the time and the
-    \\checksums (sums of f, df/dx and df/dy over the samples).
+    \\Runs N forward/backward passes through a reverse-mode autograd at each
+    \\optimization level and prints the time and the checksums. Workloads:
+    \\  softplus  f(x, y) = softplus((x + y) * x), the default; checksums are the
+    \\            sums of f, df/dx and df/dy over the samples
+    \\  graph     a tape of M ops over 100 inputs (Rogozhnikov's benchmark graph),
+    \\            loss = the sum of every node; checksums are the sums of the loss,
+    \\            of the inputs' weighted gradients and of every node's gradient
     \\
+    \\  --workload W softplus or graph (default softplus)
     \\  --level L    v0 naive, v1 pool, v2 tape, v3 simd, v4 threads, all (v0..v4,
-    \\               the default), or a baseline: fused, fused-simd
-    \\  --iters N    samples, 1..10^12 (default 10000000)
+    \\               the default), or a softplus baseline: fused, fused-simd
+    \\  --ops M      graph ops, 1..1000000 (default 10000; graph workload only)
+    \\  --iters N    samples, 1..10^12 (default 10000000; graph 10000)
     \\  --seed S     input stream seed, 0..2^64-1 (default 42)
     \\  --threads T  threads for v4, 1..1024 (default: the CPUs this process may use)
     \\  --json       one JSON object per line instead of the table
-    \\  --eval X Y   f and its gradient at one point, through the v2 tape
+    \\  --eval X Y   f and its gradient at one point, through the softplus v2 tape
     \\
 ;
 
@@ -1082,7 +1977,37 @@ fn run_level(gpa: Allocator, level: Level, seed: u64, n: u64, threads: usize) Al
     };
 }
 
+fn run_graph_level(gpa: Allocator, level: Level, seed: u64, m: usize, n: u64, threads: usize) Allocator.Error!GraphSums {
+    return switch (level) {
+        .v0 => try run_graph_v0(gpa, seed, m, n),
+        .v1 => try run_graph_v1(gpa, seed, m, n),
+        .v2 => try run_graph_v2(gpa, seed, m, n),
+        .v3 => try run_graph_v3(gpa, seed, m, n),
+        else => try run_graph_v4(gpa, seed, m, n, threads),
+    };
+}
+
 const RunError = Allocator.Error || std.Io.Writer.Error;
+
+/// The graph workload (docs/contract-graph.md): each level, timed, one line each.
+fn run_graph(io: std.Io, gpa: Allocator, out: *std.Io.Writer, opts: Options) RunError!void {
+    if (!opts.json) {
+        try graph_text_header(out);
+        try out.flush();
+    }
+    var v0_seconds: f64 = 0.0;
+    for (opts.levels) |level| {
+        const threads: usize = if (level == .v4) opts.threads else 1;
+        const start = std.Io.Clock.awake.now(io);
+        const sums = try run_graph_level(gpa, level, opts.seed, opts.ops, opts.iters, threads);
+        const ns = start.durationTo(std.Io.Clock.awake.now(io)).nanoseconds;
+        const seconds = @as(f64, @floatFromInt(ns)) / 1e9;
+        const r: GraphResult = .{ .level = level, .ops = opts.ops, .iters = opts.iters, .seed = opts.seed, .threads = threads, .seconds = seconds, .sums = sums };
+        if (level == .v0) v0_seconds = seconds;
+        if (opts.json) try graph_json_line(out, r) else try graph_text_line(out, r, v0_seconds);
+        try out.flush(); // each row as soon as its level finishes
+    }
+}
 
 fn run(io: std.Io, gpa: Allocator, out: *std.Io.Writer, opts: Options) RunError!void {
     if (!opts.json) {
@@ -1146,9 +2071,13 @@ pub fn main(init: std.process.Init) u8 {
             error.Usage => return fail_exit(io, usage.message, 2),
             error.WriteFailed => return fail_exit(io, write_failed, 1),
         },
-        // v0's nodes come from the C library's malloc/free (std.heap.c_allocator), the allocator
-        // the C port's v0 uses, rather than init.gpa (which is c_allocator only in release builds).
-        .run => run(io, std.heap.c_allocator, out, opts) catch |err| switch (err) {
+        // v0's nodes (and the graph tapes) come from the C library's malloc/free
+        // (std.heap.c_allocator), the allocator the C port's v0 uses, rather than init.gpa (which
+        // is c_allocator only in release builds).
+        .run => (switch (opts.workload) {
+            .graph => run_graph(io, std.heap.c_allocator, out, opts),
+            .softplus => run(io, std.heap.c_allocator, out, opts),
+        }) catch |err| switch (err) {
             error.OutOfMemory => return fail_exit(io, "out of memory", 1),
             error.WriteFailed => return fail_exit(io, write_failed, 1),
         },
