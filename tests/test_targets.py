@@ -57,6 +57,20 @@ def check_known_answers(argv: list[str], label: str):
             assert all(ref.rel_diff(a, float(b)) <= ref.BATCHED_RTOL for a, b in zip(got, ref.KNOWN_SUMS[N]))
 
 
+def check_graph_answers(argv: list[str], label: str):
+    """Graph workload, contract-graph G4's (M, N) = (100, 2), at every level (v4 on 3 threads)."""
+    known = ref.GRAPH_KNOWN[(100, 2)]
+    proc = run(argv + ["--workload", "graph", "--ops", "100", "--iters", "2", "--json", "--threads", "3"])
+    assert proc.returncode == 0, f"{label} graph: exit {proc.returncode} {proc.stderr[-500:]}"
+    for line in proc.stdout.splitlines():
+        r = json.loads(line)
+        got = (r["sum_loss"], r["sum_grad_in"], r["sum_grad_all"])
+        if r["level"] in ("v0", "v1", "v2"):
+            assert tuple(f"{v:.17g}" for v in got) == known, (label, r["level"])
+        else:
+            assert all(ref.rel_diff(a, float(b)) <= ref.BATCHED_RTOL for a, b in zip(got, known)), (label, r["level"])
+
+
 def width_of(binary: Path, prefix: list[str] = []) -> int:
     lines = run(prefix + [str(binary), "--version"]).stdout.splitlines()
     assert len(lines) == 2 and lines[1].startswith("target "), lines
@@ -76,6 +90,7 @@ def test_older_target_runs_on_older_cpu(impl, cpu):
     qemu = ["qemu-x86_64", "-cpu", model]
     assert width_of(binary, qemu) == width
     check_known_answers(qemu + [str(binary)], f"{impl} {cpu} on {model}")
+    check_graph_answers(qemu + [str(binary)], f"{impl} {cpu} on {model}")
 
 
 @pytest.mark.skipif(platform.machine() != "x86_64", reason="x86-64 only")
@@ -86,3 +101,4 @@ def test_native_build_uses_the_widest_vectors(impl):
     binary = build("native", impl)
     assert width_of(binary) == widest
     check_known_answers([str(binary)], f"{impl} native")
+    check_graph_answers([str(binary)], f"{impl} native")
