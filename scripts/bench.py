@@ -103,9 +103,9 @@ class Preset:
     workloads: tuple[str, ...]
 
 
-# 7 runs give a 98% interval [min, max] of the median; 0.2 s a run keeps `make bench` (every
+# 7 runs give a 98% interval [min, max] of the median; 0.25 s a run keeps `make bench` (every
 # implementation, both workloads, v4 over 1..2 threads) within about 5 minutes on 2 cores.
-FULL = Preset(min_time=0.2, repeats=7, results_dir="results", peers=True, timeout=120.0, thread_scan=True,
+FULL = Preset(min_time=0.25, repeats=7, results_dir="results", peers=True, timeout=120.0, thread_scan=True,
               workloads=tuple(WORKLOADS))
 # The budgets compare best-of-5 runs of 50 ms (see BUDGETS); about a minute after the builds.
 CI = Preset(min_time=0.05, repeats=5, results_dir=None, peers=False, timeout=60.0, thread_scan=False,
