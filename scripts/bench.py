@@ -582,12 +582,13 @@ def verify_all(pairs: list[Pair], opts: argparse.Namespace) -> None:
 # --- 3. calibrate ----------------------------------------------------------------------------
 
 def calibrate(pair: Pair, opts: argparse.Namespace) -> dict[str, Any] | None:
-    """Double N from 1 until one run of `pair` lasts --min-time; None (pair failed) on a failed run.
+    """Double N from 1 (a batched peer: its batch_iters) until one run of `pair` lasts --min-time;
+    None (pair failed) on a failed run.
 
     A run far too short multiplies N by the power of two its time says is missing (at most
     1024 at once), so N stays a power of two and few runs are needed.
     """
-    n, steps = 1, []
+    n, steps = (pair.impl.batch_iters if pair.level in ("v3", "fused-simd") else 1), []
     while True:
         rec, why, _ = run_pair(pair, n, opts)
         if rec is None:

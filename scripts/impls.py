@@ -35,6 +35,8 @@ class Impl:
     levels: list[str]                # softplus levels it may have (each is probed before timing)
     graph_levels: list[str] = field(default_factory=lambda: list(LEVELS))   # graph levels it may have
     graph_ops: int | None = None     # the most graph ops it is timed at (JAX: compile time), if fewer
+    batch_iters: int = 1             # fewest samples a batched level (v3, fused-simd) is calibrated
+                                     # from: a peer's per-call cost would swamp a 1-sample run
     target: str | None = None        # make target that builds it ({build} as in argv)
     makefile: str | None = None      # the Makefile holding target (default: the project's)
     module: str | None = None        # Python package it needs (peers): absent means skipped
@@ -82,7 +84,7 @@ DEFAULT: list[Impl] = [
          graph_ops=100, module="jax"),
     Impl("torch", ["{python}", "peers/torch_peer.py"], "peer",
          "PyTorch peer (autograd: torch.autograd, CPU; graph v0 eager, v3 batched)", ["v3"],
-         graph_levels=["v0", "v3"], module="torch"),
+         graph_levels=["v0", "v3"], batch_iters=1024, module="torch"),
 ]
 
 
