@@ -1500,10 +1500,118 @@ fn run_graph_v2(seed: u64, m: usize, n: u64) -> GraphSums {
 /// whatever the batch.
 const GRAPH_BATCH: usize = 16;
 const _: () = assert!(GRAPH_BATCH.is_multiple_of(WIDTH), "GRAPH_BATCH must be a multiple of WIDTH");
+const _: () = assert!(std::mem::size_of::<GraphLanes>() == GRAPH_BATCH * 8, "GraphLanes must have no padding");
 
 /// A graph var's GRAPH_BATCH lanes (two cache lines), starting on a cache line: Lanes'
 /// type at this size.
 type GraphLanes = AlignedLanes<GRAPH_BATCH>;
+
+// Graph v3's lane arithmetic, WIDTH lanes at a time (the Codon program's graph/lanes.codon).
+// Written as loops over 16-lane vars, each op's loop was unrolled to scalar code: the vars
+// are rows of the same val/grad blocks, and although split_at_mut borrows them apart, the
+// borrows are locals of one function (rustc marks only function parameters noalias, and
+// its MIR inliner drops even that), so LLVM must assume an output lane may overlap an
+// input. Each chunk helper therefore copies its input chunks into local arrays, computes
+// the new chunk, then stores it whole: all loads precede all stores, so there is nothing
+// to overlap and each chunk is one vector op per step. Each helper does the scalar code's
+// operations in the scalar code's order (no fusing: plain IEEE add/mul/div), so the digits
+// are the scalar loop's and the Codon program's.
+
+/// WIDTH lanes of a var.
+type Chunk = [f64; WIDTH];
+
+/// Chunks per var.
+const CHUNKS: usize = GRAPH_BATCH / WIDTH;
+
+/// A var's lanes as CHUNKS chunks.
+#[inline(always)]
+fn chunks(lanes: &[f64; GRAPH_BATCH]) -> &[Chunk] {
+    lanes.as_chunks::<WIDTH>().0
+}
+
+#[inline(always)]
+fn chunks_mut(lanes: &mut [f64; GRAPH_BATCH]) -> &mut [Chunk] {
+    lanes.as_chunks_mut::<WIDTH>().0
+}
+
+/// o = ((a + b) + c) + d.
+#[inline(always)]
+fn sum4_chunk(o: &mut Chunk, a: &Chunk, b: &Chunk, c: &Chunk, d: &Chunk) {
+    let (a, b, c, d) = (*a, *b, *c, *d);
+    *o = std::array::from_fn(|j| ((a[j] + b[j]) + c[j]) + d[j]);
+}
+
+/// o = a * b.
+#[inline(always)]
+fn mul_chunk(o: &mut Chunk, a: &Chunk, b: &Chunk) {
+    let (a, b) = (*a, *b);
+    *o = std::array::from_fn(|j| a[j] * b[j]);
+}
+
+/// o holds log1p(exp(-|p|)); softplus_e = p + o where p > 0, else o.
+#[inline(always)]
+fn softplus_chunk(o: &mut Chunk, p: &Chunk) {
+    let (p, e) = (*p, *o);
+    *o = std::array::from_fn(|j| if p[j] > 0.0 { p[j] + e[j] } else { e[j] });
+}
+
+/// m = max2(max2(a, b), max2(c, d)); o_k = in_k - m.
+#[inline(always)]
+fn softmax_shift_chunk(o: [&mut Chunk; 4], a: &Chunk, b: &Chunk, c: &Chunk, d: &Chunk) {
+    let (a, b, c, d) = (*a, *b, *c, *d);
+    let m: Chunk = std::array::from_fn(|j| max2(max2(a[j], b[j]), max2(c[j], d[j])));
+    let [o0, o1, o2, o3] = o;
+    *o0 = std::array::from_fn(|j| a[j] - m[j]);
+    *o1 = std::array::from_fn(|j| b[j] - m[j]);
+    *o2 = std::array::from_fn(|j| c[j] - m[j]);
+    *o3 = std::array::from_fn(|j| d[j] - m[j]);
+}
+
+/// o_k = e_k / (((e_0 + e_1) + e_2) + e_3).
+#[inline(always)]
+fn softmax_norm_chunk(o: [&mut Chunk; 4]) {
+    let [o0, o1, o2, o3] = o;
+    let e = [*o0, *o1, *o2, *o3];
+    let total: Chunk = std::array::from_fn(|j| ((e[0][j] + e[1][j]) + e[2][j]) + e[3][j]);
+    *o0 = std::array::from_fn(|j| e[0][j] / total[j]);
+    *o1 = std::array::from_fn(|j| e[1][j] / total[j]);
+    *o2 = std::array::from_fn(|j| e[2][j] / total[j]);
+    *o3 = std::array::from_fn(|j| e[3][j] / total[j]);
+}
+
+/// dst += src.
+#[inline(always)]
+fn acc_chunk(dst: &mut Chunk, src: &Chunk) {
+    let (d, s) = (*dst, *src);
+    *dst = std::array::from_fn(|j| d[j] + s[j]);
+}
+
+/// dst += a * b.
+#[inline(always)]
+fn acc_mul_chunk(dst: &mut Chunk, a: &Chunk, b: &Chunk) {
+    let (d, a, b) = (*dst, *a, *b);
+    *dst = std::array::from_fn(|j| d[j] + a[j] * b[j]);
+}
+
+/// dst += sigmoid_e(p, e) * g, sigmoid_e's branches as one select: 1 / (1 + e) where
+/// p >= 0, else e / (1 + e) (the same division either way).
+#[inline(always)]
+fn acc_sigmoid_chunk(dst: &mut Chunk, p: &Chunk, e: &Chunk, g: &Chunk) {
+    let (d, p, e, g) = (*dst, *p, *e, *g);
+    *dst = std::array::from_fn(|j| {
+        let num = if p[j] >= 0.0 { 1.0 } else { e[j] };
+        d[j] + num / (1.0 + e[j]) * g[j]
+    });
+}
+
+/// The softmax outputs' values o and grads g to the four inputs' grad increments:
+/// avg = ((o_0 g_0 + o_1 g_1) + o_2 g_2) + o_3 g_3, increment_k = o_k (g_k - avg).
+#[inline(always)]
+fn softmax_backward_chunk(o: [&Chunk; 4], g: [&Chunk; 4]) -> [Chunk; 4] {
+    let (o, g) = (o.map(|x| *x), g.map(|x| *x));
+    let avg: Chunk = std::array::from_fn(|j| ((o[0][j] * g[0][j] + o[1][j] * g[1][j]) + o[2][j] * g[2][j]) + o[3][j] * g[3][j]);
+    std::array::from_fn(|q| std::array::from_fn(|j| o[q][j] * (g[q][j] - avg[j])))
+}
 
 /// n vars' lanes in one allocation, var i's at row i: n * GRAPH_BATCH doubles starting on
 /// a cache line, all 0.0 (the Codon program's alloc_lanes(n * GRAPH_BATCH)).
@@ -1554,6 +1662,18 @@ impl std::ops::DerefMut for LaneRows {
     fn deref_mut(&mut self) -> &mut [GraphLanes] {
         // SAFETY: as in deref, and &mut self makes the borrow exclusive.
         unsafe { std::slice::from_raw_parts_mut(self.rows, self.n) }
+    }
+}
+
+impl LaneRows {
+    /// The first n rows' lanes as one slice of n * GRAPH_BATCH doubles.
+    #[inline]
+    fn flat_mut(&mut self, n: usize) -> &mut [f64] {
+        let rows = &mut self[..n];
+        // SAFETY: GraphLanes is repr(C) [f64; GRAPH_BATCH] with no padding (its size,
+        // 128 bytes, is a multiple of its alignment), so n consecutive rows are
+        // n * GRAPH_BATCH consecutive doubles, borrowed through `rows`.
+        unsafe { std::slice::from_raw_parts_mut(rows.as_mut_ptr() as *mut f64, n * GRAPH_BATCH) }
     }
 }
 
@@ -1633,8 +1753,8 @@ impl GraphBuilder for GraphBatchTape {
         let (p, o) = (&inputs[a], &mut outs[0]);
         exp_neg_abs_lanes(p, e);
         log1p_lanes(e, o);
-        for j in 0..GRAPH_BATCH {
-            o[j] = if p[j] > 0.0 { p[j] + o[j] } else { o[j] }; // softplus_e, lane-wise
+        for k in 0..CHUNKS {
+            softplus_chunk(&mut chunks_mut(o)[k], &chunks(p)[k]); // softplus_e, lane-wise
         }
     }
 
@@ -1643,8 +1763,9 @@ impl GraphBuilder for GraphBatchTape {
         let out = self.push(SUM4, a, b, c, d);
         let (v, outs) = self.inputs_and_outs(out);
         let (o, va, vb, vc, vd) = (&mut outs[0], &v[a], &v[b], &v[c], &v[d]);
-        for j in 0..GRAPH_BATCH {
-            o[j] = ((va[j] + vb[j]) + vc[j]) + vd[j];
+        for k in 0..CHUNKS {
+            let (va, vb, vc, vd) = (&chunks(va)[k], &chunks(vb)[k], &chunks(vc)[k], &chunks(vd)[k]);
+            sum4_chunk(&mut chunks_mut(o)[k], va, vb, vc, vd);
         }
     }
 
@@ -1653,8 +1774,8 @@ impl GraphBuilder for GraphBatchTape {
         let out = self.push(PROD, a, b, 0, 0);
         let (v, outs) = self.inputs_and_outs(out);
         let (o, va, vb) = (&mut outs[0], &v[a], &v[b]);
-        for j in 0..GRAPH_BATCH {
-            o[j] = va[j] * vb[j];
+        for k in 0..CHUNKS {
+            mul_chunk(&mut chunks_mut(o)[k], &chunks(va)[k], &chunks(vb)[k]);
         }
     }
 
@@ -1667,18 +1788,17 @@ impl GraphBuilder for GraphBatchTape {
         let (v, outs) = self.inputs_and_outs(out);
         let [o0, o1, o2, o3, ..] = outs else { unreachable!("SOFTMAX4 has four outputs") };
         let (va, vb, vc, vd) = (&v[a], &v[b], &v[c], &v[d]);
-        for j in 0..GRAPH_BATCH {
-            let m = max2(max2(va[j], vb[j]), max2(vc[j], vd[j]));
-            (o0[j], o1[j], o2[j], o3[j]) = (va[j] - m, vb[j] - m, vc[j] - m, vd[j] - m);
+        for k in 0..CHUNKS {
+            let o = [&mut chunks_mut(o0)[k], &mut chunks_mut(o1)[k], &mut chunks_mut(o2)[k], &mut chunks_mut(o3)[k]];
+            softmax_shift_chunk(o, &chunks(va)[k], &chunks(vb)[k], &chunks(vc)[k], &chunks(vd)[k]);
         }
         // The Codon program exps the four consecutive vars in one call of 4 * GRAPH_BATCH
         // lanes; here one call per var, the same libmvec calls on the same lanes.
         for o in [&mut *o0, &mut *o1, &mut *o2, &mut *o3] {
             exp_lanes(o);
         }
-        for j in 0..GRAPH_BATCH {
-            let total = ((o0[j] + o1[j]) + o2[j]) + o3[j];
-            (o0[j], o1[j], o2[j], o3[j]) = (o0[j] / total, o1[j] / total, o2[j] / total, o3[j] / total);
+        for k in 0..CHUNKS {
+            softmax_norm_chunk([&mut chunks_mut(o0)[k], &mut chunks_mut(o1)[k], &mut chunks_mut(o2)[k], &mut chunks_mut(o3)[k]]);
         }
     }
 }
@@ -1686,9 +1806,9 @@ impl GraphBuilder for GraphBatchTape {
 impl GraphBatchTape {
     /// Reverse sweep, lane-wise: every grad from 1.0, then each op's local rule (G3).
     fn backward(&mut self) {
-        for row in self.grad[..self.n_vars].iter_mut() {
-            *row = AlignedLanes([1.0; GRAPH_BATCH]);
-        }
+        // One flat fill, as the Codon program's: row by row, LLVM vectorized across rows
+        // (a scatter per lane).
+        self.grad.flat_mut(self.n_vars).fill(1.0);
         for k in (0..self.ops.len()).rev() {
             let op = self.ops[k];
             // The inputs precede the output: split the grads there, so that g and the
@@ -1699,27 +1819,27 @@ impl GraphBatchTape {
             match op.kind {
                 SOFTPLUS => {
                     let (ga, e) = (&mut grads[op.a], &self.saved[op.b]);
-                    for j in 0..GRAPH_BATCH {
-                        ga[j] += sigmoid_e(va[j], e[j]) * g[j];
+                    for k in 0..CHUNKS {
+                        acc_sigmoid_chunk(&mut chunks_mut(ga)[k], &chunks(va)[k], &chunks(e)[k], &chunks(g)[k]);
                     }
                 }
                 SUM4 => {
                     for q in [op.a, op.b, op.c, op.d] {
                         let gq = &mut grads[q];
-                        for j in 0..GRAPH_BATCH {
-                            gq[j] += g[j];
+                        for k in 0..CHUNKS {
+                            acc_chunk(&mut chunks_mut(gq)[k], &chunks(g)[k]);
                         }
                     }
                 }
                 PROD => {
                     let vb = &self.val[op.b];
                     let ga = &mut grads[op.a];
-                    for j in 0..GRAPH_BATCH {
-                        ga[j] += vb[j] * g[j];
+                    for k in 0..CHUNKS {
+                        acc_mul_chunk(&mut chunks_mut(ga)[k], &chunks(vb)[k], &chunks(g)[k]);
                     }
                     let gb = &mut grads[op.b];
-                    for j in 0..GRAPH_BATCH {
-                        gb[j] += va[j] * g[j];
+                    for k in 0..CHUNKS {
+                        acc_mul_chunk(&mut chunks_mut(gb)[k], &chunks(va)[k], &chunks(g)[k]);
                     }
                 }
                 _ => self.softmax4_backward(op), // SOFTMAX4
@@ -1731,16 +1851,15 @@ impl GraphBatchTape {
         let (grads, outs) = self.grad.split_at_mut(op.out);
         let [o0, o1, o2, o3, ..] = &self.val[op.out..] else { unreachable!("SOFTMAX4 has four outputs") };
         let [g0, g1, g2, g3, ..] = &*outs else { unreachable!("SOFTMAX4 has four outputs") };
-        // The inputs are four different vars, so their grads are updated one after the
-        // other (the Codon program does all four in one lane loop: the same sums).
-        let mut avg = [0.0; GRAPH_BATCH];
-        for j in 0..GRAPH_BATCH {
-            avg[j] = ((o0[j] * g0[j] + o1[j] * g1[j]) + o2[j] * g2[j]) + o3[j] * g3[j];
-        }
-        for (q, oq, gq) in [(op.a, o0, g0), (op.b, o1, g1), (op.c, o2, g2), (op.d, o3, g3)] {
-            let gi = &mut grads[q];
-            for j in 0..GRAPH_BATCH {
-                gi[j] += oq[j] * (gq[j] - avg[j]);
+        // Each chunk's four increments first, then the inputs' grads one after the other
+        // (the Codon program's softmax_backward_chunk: the same sums, whichever inputs
+        // coincide).
+        for k in 0..CHUNKS {
+            let o = [&chunks(o0)[k], &chunks(o1)[k], &chunks(o2)[k], &chunks(o3)[k]];
+            let g = [&chunks(g0)[k], &chunks(g1)[k], &chunks(g2)[k], &chunks(g3)[k]];
+            let d = softmax_backward_chunk(o, g);
+            for (&q, dq) in [op.a, op.b, op.c, op.d].iter().zip(&d) {
+                acc_chunk(&mut chunks_mut(&mut grads[q])[k], dq);
             }
         }
     }
@@ -1777,14 +1896,15 @@ impl GraphLaneSums {
     fn add(&mut self, tape: &GraphBatchTape, lanes: usize) {
         let (mut loss, mut grad_in, mut grad_all) = (GraphLanes::ZERO, GraphLanes::ZERO, GraphLanes::ZERO);
         for (v, g) in tape.val[..tape.n_vars].iter().zip(&tape.grad[..tape.n_vars]) {
-            for j in 0..GRAPH_BATCH {
-                loss[j] += v[j];
-                grad_all[j] += g[j];
+            for k in 0..CHUNKS {
+                acc_chunk(&mut chunks_mut(&mut loss)[k], &chunks(v)[k]);
+                acc_chunk(&mut chunks_mut(&mut grad_all)[k], &chunks(g)[k]);
             }
         }
         for (i, g) in tape.grad[..N_INPUTS].iter().enumerate() {
-            for j in 0..GRAPH_BATCH {
-                grad_in[j] += (i + 1) as f64 * g[j];
+            let weighted = [(i + 1) as f64; WIDTH];
+            for k in 0..CHUNKS {
+                acc_mul_chunk(&mut chunks_mut(&mut grad_in)[k], &weighted, &chunks(g)[k]);
             }
         }
         for j in 0..lanes {
