@@ -31,8 +31,8 @@ def calibrated(program: str, args: list[str], level: str, start: int, min_time: 
         n = int(n * min(16.0, max(2.0, 1.2 * min_time / max(record["seconds"], 1e-6))))
 
 
-def row(program: str, args: list[str], record: dict, v0_ns: float | None) -> str:
-    """The program's own text row for this record's run, with "vs v0" from ns per sample."""
+def row(program: str, args: list[str], record: dict, v0_ns: float | None) -> tuple[str, str]:
+    """The program's own header and text row for a run at this record's N, "vs v0" from ns per sample."""
     out = subprocess.run([program, *args, "--level", record["level"], "--iters", str(record["iters"])],
                          capture_output=True, text=True, check=True).stdout.splitlines()
     header, line = out[0], out[1]
