@@ -40,6 +40,7 @@ import random
 import re
 import resource
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -103,6 +104,7 @@ class Preset:
     thread_scan: bool
     workloads: tuple[str, ...]
     budget_pairs: int = 0            # adjacent pairs of runs per CI budget (BUDGET_PAIRS)
+    graph_levels: tuple[str, ...] = tuple(WORKLOAD_LEVELS["graph"])   # the graph levels timed
 
 
 # 7 runs give a 98% interval [min, max] of the median; 0.25 s a run keeps `make bench` (every
@@ -110,9 +112,10 @@ class Preset:
 FULL = Preset(min_time=0.25, repeats=7, results_dir="results", peers=True, timeout=120.0, thread_scan=True,
               workloads=tuple(WORKLOADS))
 # Every run lasts 0.25 s or more, long enough for v4's threads to show; the budgets take 9 adjacent
-# pairs each (see BUDGET_PAIRS); about two minutes after the builds.
+# pairs each (see BUDGET_PAIRS); the graph at the levels its budgets compare. About 2.5 minutes after
+# the builds.
 CI = Preset(min_time=0.25, repeats=3, results_dir=None, peers=False, timeout=60.0, thread_scan=False,
-            workloads=("softplus",), budget_pairs=9)
+            workloads=("softplus", "graph"), budget_pairs=9, graph_levels=("v2", "v3"))
 
 
 def positive_int(text: str) -> int:
@@ -157,6 +160,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--levels", type=name_list, help=f"levels to run (default: all of {', '.join(ALL_LEVELS)})")
     p.add_argument("--workloads", type=name_list, help=f"workloads (default {','.join(FULL.workloads)}; "
                    f"--ci {','.join(CI.workloads)})")
+    p.add_argument("--graph-levels", type=name_list, help="graph levels to run, of those --levels allows "
+                   f"(default all; --ci {','.join(CI.graph_levels)})")
     p.add_argument("--ops", type=positive_int, default=10_000, help="ops of the graph workload (default 10,000)")
     p.add_argument("--min-time", type=positive_float, help="seconds a timed run lasts at least: N is "
                    f"calibrated to it (default {FULL.min_time:g}; --ci {CI.min_time:g})")
@@ -193,7 +198,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="exit 0 even when an implementation failed (failures are still reported)")
     args = p.parse_args(argv)
     preset = CI if args.ci else FULL
-    for name in ("min_time", "repeats", "timeout", "thread_scan", "budget_pairs"):
+    for name in ("min_time", "repeats", "timeout", "thread_scan", "budget_pairs", "graph_levels"):
         if getattr(args, name) is None:
             setattr(args, name, getattr(preset, name))
     args.results_dir = Path(args.results_dir or preset.results_dir or f"{args.build_dir}/bench-ci")
@@ -201,7 +206,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args.peers_by_default = preset.peers
     if args.shuffle_seed is None:
         args.shuffle_seed = random.SystemRandom().randrange(2**32)
-    for given, known, what in ((args.levels, ALL_LEVELS, "level"), (args.workloads, WORKLOADS, "workload")):
+    for given, known, what in ((args.levels, ALL_LEVELS, "level"), (args.workloads, WORKLOADS, "workload"),
+                               (args.graph_levels, WORKLOAD_LEVELS["graph"], "graph level")):
         unknown = [x for x in given or [] if x not in known]
         if unknown:
             p.error(f"unknown {what}(s) {', '.join(unknown)}; {what}s are {', '.join(known)}")
@@ -538,7 +544,7 @@ def make_pairs(states: list[ImplState], opts: argparse.Namespace, most_threads: 
                 continue
             levels = s.impl.levels if workload == "softplus" else s.impl.graph_levels
             for lv in levels:
-                if lv not in (opts.levels or ALL_LEVELS):
+                if lv not in (opts.levels or ALL_LEVELS) or (workload == "graph" and lv not in opts.graph_levels):
                     continue
                 ops = min(opts.ops, s.impl.graph_ops or opts.ops) if workload == "graph" else 0
                 if lv != "v4":
@@ -884,12 +890,14 @@ def raw_path(results_dir: Path, slug: str, started: dt.datetime) -> Path:
 
 @dataclass(frozen=True)
 class Budget:
-    """A statistic of adjacent runs that `make bench-ci` holds to a limit (softplus workload).
+    """A statistic of adjacent runs of one workload that `make bench-ci` holds to a limit.
 
     kind "time": the subject's ns/iter over the baseline's, one ratio per adjacent pair of runs
     (the two back to back, in a random order); the median must stay <= limit.
     kind "busy": the subject's process CPU time over its wall time, one value per run: how many
     of its threads were busy at once, on average; the median must stay >= limit.
+    kind "instructions": the subject's instructions per sample over the baseline's, counted by
+    callgrind (one value, the same on every run of the same binary); it must stay <= limit.
     A budget is breached only when the 95% interval of that median lies wholly past the limit.
     """
     subject: tuple[str, str]
@@ -897,13 +905,16 @@ class Budget:
     limit: float
     why: str
     kind: str = "time"
+    workload: str = "softplus"
 
     @property
     def name(self) -> str:
-        """How the report names it: `codon v4 / codon v3`, `codon v4 cpu/wall`."""
+        """How the report names it: `codon v4 / codon v3`, `codon v4 cpu/wall`, `c graph v3 / c graph v2`."""
+        def side(impl_level: tuple[str, str]) -> str:
+            return " ".join([impl_level[0]] + (["graph"] if self.workload == "graph" else []) + [impl_level[1]])
         if self.baseline is None:
-            return f"{' '.join(self.subject)} cpu/wall"
-        return f"{' '.join(self.subject)} / {' '.join(self.baseline)}"
+            return f"{side(self.subject)} cpu/wall"
+        return f"{side(self.subject)} / {side(self.baseline)}" + (" instr" if self.kind == "instructions" else "")
 
 
 # The budgets are judged on BUDGET_PAIRS adjacent pairs of runs each, every run calibrated to
@@ -929,14 +940,17 @@ class Budget:
 V2_LIMIT, V3_LIMIT, THREAD_GAIN, THREAD_BUSY = 1.25, 1.35, 1.0, 1.3
 FREE_ONE, FREE_TWO = 0.75, 1.75      # CPUs free of other processes that the budgets (v4's) need judged
 SIMD_GAIN = {8: 2.8, 4: 2.0, 2: 1.3}  # the least v3 / v2 speed-up by vector width (at least this wide)
+GRAPH_SIMD_GAIN = {8: 2.5, 4: 2.0, 2: 1.3}   # the same for the graph workload (PLACEHOLDER, to measure)
 BUDGET_PAIRS = 9
 
 
-def simd_gain(width: int | None) -> float | None:
-    """The v3-over-v2 speed-up a program of this vector width must show (None: none to check)."""
+def simd_gain(width: int | None, gains: dict[int, float] | None = None) -> float | None:
+    """The v3-over-v2 speed-up a program of this vector width must show (None: none to check);
+    gains: by width, SIMD_GAIN (softplus) unless given."""
+    gains = gains or SIMD_GAIN
     if width is None:                 # a program that does not say: the narrowest promise
-        return min(SIMD_GAIN.values())
-    return next((gain for least, gain in sorted(SIMD_GAIN.items(), reverse=True) if width >= least), None)
+        return min(gains.values())
+    return next((gain for least, gain in sorted(gains.items(), reverse=True) if width >= least), None)
 
 
 def budgets(names: list[str], cpus: int, widths: dict[str, int | None] | None = None) -> list[Budget]:
@@ -949,6 +963,12 @@ def budgets(names: list[str], cpus: int, widths: dict[str, int | None] | None = 
         if gain:
             out.append(Budget((n, "v3"), (n, "v2"), 1 / gain, f"{n} v3 at least {gain}x its v2 (vectorized"
                               + (f", width {widths[n]})" if widths.get(n) else ")")))
+    for n in names:
+        gain = simd_gain(widths.get(n), GRAPH_SIMD_GAIN)
+        if gain:
+            out.append(Budget((n, "v3"), (n, "v2"), 1 / gain, f"{n} graph v3 at least {gain}x its graph v2 "
+                              "(lane loops vectorized" + (f", width {widths[n]})" if widths.get(n) else ")"),
+                              workload="graph"))
     if cpus >= 2:
         for n in names:
             out += [Budget((n, "v4"), (n, "v3"), 1 / THREAD_GAIN, f"{n} v4 at least {THREAD_GAIN:g}x its v3's "
@@ -974,16 +994,18 @@ def time_budgets(pairs: list[Pair], wanted: list[Budget], opts: argparse.Namespa
     `budget_runs`, and their sums checked with the timed ones. A budget whose pairs were not
     both timed gets no values.
     """
-    live = {(p.impl.name, p.level): p for p in pairs if p.status == "verified" and p.runs and not p.scan
-            and p.workload == "softplus"}
-    timed = [b for b in wanted if b.baseline and b.subject in live and b.baseline in live]
+    live = {(p.impl.name, p.workload, p.level): p for p in pairs if p.status == "verified" and p.runs and not p.scan}
+
+    def pair_of(impl_level: tuple[str, str], b: Budget) -> Pair | None:
+        return live.get((impl_level[0], b.workload, impl_level[1]))
+    timed = [b for b in wanted if b.baseline and pair_of(b.subject, b) and pair_of(b.baseline, b)]
     values: dict[str, list[float]] = {b.name: [] for b in wanted}
     rng = random.Random(opts.shuffle_seed + 1)
     for rnd in range(1, opts.budget_pairs + 1):
         order = timed[:]
         rng.shuffle(order)
         for b in order:
-            duo = [live[b.subject], live[b.baseline]]
+            duo = [pair_of(b.subject, b), pair_of(b.baseline, b)]
             rng.shuffle(duo)
             per_iter = {}
             for pair in duo:
@@ -1002,8 +1024,9 @@ def time_budgets(pairs: list[Pair], wanted: list[Budget], opts: argparse.Namespa
                 values[b.name].append(per_iter[b.subject] / per_iter[b.baseline])
                 log(f"[budget round {rnd}/{opts.budget_pairs}] {b.name:<20} {values[b.name][-1]:6.3f}")
     for b in wanted:
-        if b.kind == "busy" and b.subject in live:
-            values[b.name] = [r["cpu"] / r["wall"] for r in live[b.subject].budget_runs if r["wall"] > 0]
+        subject = pair_of(b.subject, b)
+        if b.kind == "busy" and subject:
+            values[b.name] = [r["cpu"] / r["wall"] for r in subject.budget_runs if r["wall"] > 0]
     return values
 
 
@@ -1013,7 +1036,7 @@ def judge(b: Budget, values: list[float]) -> dict[str, Any]:
     if not values:
         return {**out, "verdict": "skip"}
     low, high, coverage = stats.median_ci(values)
-    past = low > b.limit if b.kind == "time" else high < b.limit
+    past = high < b.limit if b.kind == "busy" else low > b.limit
     return {**out, "median": stats.median(values), "interval": [low, high], "coverage": coverage,
             "verdict": "BREACH" if past else "ok"}
 
@@ -1028,11 +1051,86 @@ def check_budgets(values: dict[str, list[float]], wanted: list[Budget]) -> tuple
             lines.append(f"  skip    {b.name:<20} (not timed) - {b.why}")
             continue
         low, high = v["interval"]
-        bound = f"<= {b.limit:.3f}" if b.kind == "time" else f">= {b.limit:.2f}"
-        count = f"{len(v['values'])} {'pairs' if b.kind == 'time' else 'runs'}"
+        bound = f">= {b.limit:.2f}" if b.kind == "busy" else f"<= {b.limit:.3f}"
+        count = {"time": f"{len(v['values'])} pairs", "busy": f"{len(v['values'])} runs",
+                 "instructions": f"callgrind, CPU={COUNT_CPU} build"}[b.kind]
         lines.append(f"  {v['verdict']:<6}  {b.name:<20} = {v['median']:.3f} [{low:.3f}, {high:.3f}]  "
                      f"({count}; limit {bound}: {b.why})")
     return lines, sum(v["verdict"] == "BREACH" for v in verdicts), verdicts
+
+
+# --- CI instruction budgets ------------------------------------------------------------------
+# Time cannot tell a graph v3 whose lane loops run scalar from one whose loops are vectors: the
+# C port's graph v3 without its `omp simd` (gcc then unrolls the lanes to scalar libm calls) is
+# only 1.05-1.55x slower on the AVX2 Zen 3, still 3.3-4.0x its v2. Instructions tell at once, and
+# they do not vary from run to run: callgrind counts each graph level's instructions at 32 and 64
+# samples of 10,000 ops (the difference is the per-sample cost, without start-up or recording) on
+# a build for x86-64-v3 (valgrind 3.19 cannot run AVX-512 code; the same binary, so the same
+# counts, on every x86-64 host), with OPENBLAS_NUM_THREADS=1 (Codon's runtime would otherwise
+# start OpenBLAS threads that callgrind counts while they spin). Per sample, x86-64-v3 builds,
+# counted on the AVX2 Zen 3 (2026-12-01; scripts/ci_trials.py's c-graph-scalar-lanes is the
+# sabotaged one):
+#   graph v3 / graph v2   codon 0.200, c 0.199, zig 0.200, rust 0.177; C with scalar lanes 0.278
+#                         -> at most 0.24 (GRAPH_V3_INSTRUCTIONS)
+COUNT_CPU, COUNT_SAMPLES, COUNT_OPS, GRAPH_V3_INSTRUCTIONS = "x86-64-v3", (32, 64), 10_000, 0.24
+COLLECTED = re.compile(r"^==\d+== Collected : (\d+)$", re.MULTILINE)
+
+
+def count_instructions(argv: list[str], opts: argparse.Namespace) -> tuple[int | None, str]:
+    """callgrind's count of the instructions argv executes: (count, '') or (None, why)."""
+    proc = run_process(["env", "OPENBLAS_NUM_THREADS=1", "valgrind", "--tool=callgrind",
+                        "--callgrind-out-file=/dev/null", *argv], opts.timeout * 4)
+    found = COLLECTED.search(proc.stderr)
+    if proc.returncode != 0 or not found:
+        return None, failure(proc, opts.timeout * 4)
+    return int(found[1]), ""
+
+
+def instruction_budgets(states: list[ImplState], opts: argparse.Namespace) -> tuple[list[Budget], dict[str, list[float]],
+                                                                                     list[str], list[str]]:
+    """The graph v3 instruction budgets (see above): (budgets, values, skip lines, failures)."""
+    if platform.machine() != "x86_64":
+        return [], {}, [f"  skip    graph v3 instructions: not an x86-64 host (counted on CPU={COUNT_CPU} builds)"], []
+    if not shutil.which("valgrind"):
+        return [], {}, ["  skip    graph v3 instructions: valgrind not found (Debian's valgrind; .ci/run "
+                        "installs it)"], []
+    build = f"{opts.build_dir}/cpu-{COUNT_CPU}"
+    wanted, values, problems = [], {}, []
+    for state in states:
+        impl = state.impl
+        if state.status != "ok" or not impl.compiled or state.graph != "yes" or not impl.target \
+                or not {"v2", "v3"} <= set(impl.graph_levels):
+            continue
+        b = Budget((impl.name, "v3"), (impl.name, "v2"), GRAPH_V3_INSTRUCTIONS,
+                   f"{impl.name} graph v3 at most {GRAPH_V3_INSTRUCTIONS}x its v2's instructions per sample "
+                   "(lane loops vectorized)", kind="instructions", workload="graph")
+        wanted.append(b)
+        if not opts.no_build:
+            argv = ["make", "--no-print-directory"] + (["-f", impl.makefile] if impl.makefile else []) \
+                + [f"BUILD={build}", f"CPU={COUNT_CPU}", impl.make_target(build) or ""]
+            log(f"[instructions] {impl.name}: {shlex.join(argv[2:])}")
+            made = run_process(argv, timeout=1800)
+            if made.returncode != 0 or missing_paths(impl, build):
+                problems.append(f"{impl.name}: CPU={COUNT_CPU} build for the instruction count: "
+                                f"{failure(made, 1800)}")
+                continue
+        per_sample = {}
+        for level in ("v2", "v3"):
+            counts = []
+            for n in COUNT_SAMPLES:
+                got, why = count_instructions(impl.command(build) + ["--workload", "graph", "--ops", str(COUNT_OPS),
+                                                                     "--level", level, "--iters", str(n), "--json"],
+                                              opts)
+                if got is None:
+                    problems.append(f"{impl.name} graph {level}: callgrind run at N={n}: {why}")
+                    break
+                counts.append(got)
+            if len(counts) == 2:
+                per_sample[level] = (counts[1] - counts[0]) / (COUNT_SAMPLES[1] - COUNT_SAMPLES[0])
+                log(f"[instructions] {impl.name} graph {level}: {per_sample[level]:,.0f} per sample")
+        if len(per_sample) == 2 and per_sample["v2"] > 0:
+            values[b.name] = [per_sample["v3"] / per_sample["v2"]]
+    return wanted, values, [], problems
 
 
 def judge_all(values: dict[str, list[float]], wanted: list[Budget],
@@ -1041,11 +1139,13 @@ def judge_all(values: dict[str, list[float]], wanted: list[Budget],
     unjudgeable (a line says why)."""
     load = host.get("other_load_budgets")
     crowded = busy_elsewhere(host["cores"], load, FREE_ONE)
-    if crowded:
-        return [f"  skip    every budget: {crowded}: no CPU was free to time on alone"], 0, []
     busy = busy_elsewhere(host["cores"], load, FREE_TWO)
-    lines, breaches, verdicts = check_budgets(values, [b for b in wanted if not (busy and b.subject[1] == "v4")])
-    if busy:
+    # Instruction counts do not depend on the load: those budgets are always judged.
+    kept = [b for b in wanted if b.kind == "instructions" or not (crowded or (busy and b.subject[1] == "v4"))]
+    lines, breaches, verdicts = check_budgets(values, kept)
+    if crowded:
+        lines.append(f"  skip    every timed budget: {crowded}: no CPU was free to time on alone")
+    elif busy:
         lines.append(f"  skip    v4 budgets: {busy}: v4 had no free CPUs to scale on")
     return lines, breaches, verdicts
 
@@ -1104,12 +1204,18 @@ def main(argv: list[str] | None = None) -> int:
         time_all(pairs, opts)
         host["other_load"] = machine.other_load(before, machine.cpu_clock())
         wanted: list[Budget] = []
+        count_skips: list[str] = []
+        count_problems: list[str] = []
         if opts.ci:
             wanted = budgets([s.impl.name for s in states if s.impl.compiled], most,
                              {s.impl.name: s.vector["vector_width"] for s in states})
             before = machine.cpu_clock()
             values = time_budgets(pairs, wanted, opts)
             host["other_load_budgets"] = machine.other_load(before, machine.cpu_clock())
+            if "graph" in opts.workloads:
+                counted, counts, count_skips, count_problems = instruction_budgets(states, opts)
+                wanted += counted
+                values.update(counts)
         notes = cross_check(pairs, opts)
         notes += [f"{s.impl.name} refuses --workload graph (exit 2): not timed for the graph"
                   for s in states if s.graph == "no"]
@@ -1118,6 +1224,7 @@ def main(argv: list[str] | None = None) -> int:
         budget_lines, breaches, verdicts = [], 0, []
         if opts.ci:
             budget_lines, breaches, verdicts = judge_all(values, wanted, host)
+            budget_lines += count_skips
         doc = {
             "generated_by": "scripts/bench.py", "schema": SCHEMA,
             "command": shlex.join([Path(sys.argv[0]).name, *(argv if argv is not None else sys.argv[1:])]),
@@ -1126,7 +1233,8 @@ def main(argv: list[str] | None = None) -> int:
                        "verify_iters": opts.verify_iters, "repeats": opts.repeats, "threads": most,
                        "thread_counts": thread_counts(most, opts.thread_scan), "seed": opts.seed,
                        "shuffle_seed": opts.shuffle_seed, "timeout": opts.timeout,
-                       "levels": opts.levels or ALL_LEVELS, "workloads": opts.workloads, "ops": opts.ops,
+                       "levels": opts.levels or ALL_LEVELS, "graph_levels": list(opts.graph_levels),
+                       "workloads": opts.workloads, "ops": opts.ops,
                        "cpu_target": opts.cpu or "native", "ci": opts.ci,
                        **({"budget_pairs": opts.budget_pairs} if opts.ci else {})},
             "implementations": [
@@ -1153,6 +1261,7 @@ def main(argv: list[str] | None = None) -> int:
             print(summary_table(results, workload))
     problems = [f"{s.impl.name}: {s.status}: {s.reason}" for s in states if s.status == "build-failed"]
     problems += [f"{s.impl.name}: graph probe {s.graph}" for s in states if s.graph.startswith("failed")]
+    problems += count_problems
     problems += [f"{e['impl']} {e['workload']} {e['level']}" + (f" T={e['threads']}" if e["level"] == "v4" else "")
                  + f": {e['reason']}" for e in results if e["status"] == "failed"]
     for s in states:

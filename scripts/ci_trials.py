@@ -4,6 +4,7 @@
     python scripts/ci_trials.py --runs 10                    # 10 consecutive make bench-ci
     python scripts/ci_trials.py --sabotage v4-one-thread-c --sabotage-runs 3
     python scripts/ci_trials.py --runs 10 --sabotage all     # both, as the figures beside the budgets
+    python scripts/ci_trials.py --runs 10 --neighbour        # while another process holds one CPU
 
 A run of the plain series must pass; a run of a sabotaged build must fail. A sabotage is a
 copy of the repository's files (tracked and untracked, not ignored) with a few exact source
@@ -15,6 +16,8 @@ Writes results/ci-trials/<machine slug>/<date>.json: every run's exit status and
 verdicts (the values each was judged on), and per budget the range of medians and values over
 the plain series: the figures written beside the budgets in scripts/bench.py. Run it on an idle
 machine: other processes make the budgets skip, and such a run is counted as `skipped`.
+--neighbour runs the plain series beside a process of its own that keeps one CPU busy: there
+the v4 budgets must skip, saying why, and the rest must still pass.
 """
 from __future__ import annotations
 
@@ -48,6 +51,9 @@ SABOTAGES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
         ("ports/rust/autograd.rs", "let t_count = threads.max(1) as u64;", "let t_count = 1u64 + 0 * threads as u64;")]),
     # A wrong constant: splitmix64's increment one off; every sum changes, verification must fail.
     "c-wrong-constant": ("c", [("ports/c/autograd.c", "0x9E3779B97F4A7C15", "0x9E3779B97F4A7C16")]),
+    # The graph's lane loops left to gcc without `omp simd` (it unrolls them to scalar libm calls).
+    "c-graph-scalar-lanes": ("c", [("ports/c/autograd.c", '#define LANE_LOOP _Pragma("omp simd")',
+                                    "#define LANE_LOOP")]),
 }
 
 
@@ -57,6 +63,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--sabotage", action="append", default=[], metavar="NAME",
                    help=f"a sabotaged build that must fail: {', '.join(SABOTAGES)}, or all (repeatable)")
     p.add_argument("--sabotage-runs", type=int, default=3, help="runs of each sabotaged build (default 3)")
+    p.add_argument("--neighbour", action="store_true", help="run the plain series while a spinning process "
+                   "holds one CPU")
     p.add_argument("--bench-flags", default="", help="extra BENCH_FLAGS for every run")
     p.add_argument("--out", type=Path, default=ROOT / "results" / "ci-trials", help="where <slug>/<date>.json goes")
     args = p.parse_args(argv)
@@ -146,9 +154,17 @@ def main(argv: list[str] | None = None) -> int:
                            "git_commit": bench.git("rev-parse", "HEAD"),
                            "git_dirty": bool(bench.git("status", "--porcelain")),
                            "date": started.isoformat(timespec="seconds"), "plain": [], "sabotage": {}}
-    for k in range(1, args.runs + 1):
-        print(f"[plain {k}/{args.runs}] make bench-ci", flush=True)
-        doc["plain"].append(bench_ci(ROOT, args.bench_flags))
+    doc["neighbour"] = args.neighbour
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if args.neighbour and args.runs else None
+    try:
+        for k in range(1, args.runs + 1):
+            print(f"[plain {k}/{args.runs}] make bench-ci" + (" (a neighbour holds one CPU)" if spinner else ""),
+                  flush=True)
+            doc["plain"].append(bench_ci(ROOT, args.bench_flags))
+    finally:
+        if spinner:
+            spinner.kill()
+            spinner.wait()
     with tempfile.TemporaryDirectory(prefix="ci-trials-") as tmp:
         for name in args.sabotage:
             impls, _ = SABOTAGES[name]

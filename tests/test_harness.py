@@ -9,10 +9,12 @@ this needs the peers' libraries or matplotlib; tests that do skip when they are 
 """
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -389,7 +391,8 @@ def test_budgets_are_judged_on_the_interval_of_the_median():
     verdict = {v["name"]: v["verdict"] for v in verdicts}
     assert verdict == {"codon v2 / c v2": "ok", "codon v3 / c v3": "skip", "codon v3 / codon v2": "BREACH",
                        "c v3 / c v2": "skip", "codon v4 / codon v3": "ok", "codon v4 cpu/wall": "BREACH",
-                       "c v4 / c v3": "BREACH", "c v4 cpu/wall": "ok"}
+                       "c v4 / c v3": "BREACH", "c v4 cpu/wall": "ok",
+                       "codon graph v3 / codon graph v2": "skip", "c graph v3 / c graph v2": "skip"}
     assert breaches == 3
     assert any(ln.startswith("ok codon v2 / c v2 = 1.210 [1.150, 1.260] (9 pairs; limit <= 1.250") for ln in lines)
     assert any(ln.startswith("BREACH codon v4 cpu/wall = 1.000 [0.990, 1.010] (9 runs; limit >= 1.30") for ln in lines)
@@ -400,23 +403,63 @@ def test_budgets_are_judged_on_the_interval_of_the_median():
                                                                      bench.SIMD_GAIN[4], bench.SIMD_GAIN[2], None,
                                                                      bench.SIMD_GAIN[2]]
     scalar = bench.budgets(["codon", "c"], cpus=1, widths={"codon": 1, "c": 8})
-    assert [b.subject for b in scalar if b.baseline and b.baseline[1] == "v2" and b.subject[0] == b.baseline[0]] \
-        == [("c", "v3")]
+    assert [b.name for b in scalar if b.baseline and b.baseline[1] == "v2" and b.subject[0] == b.baseline[0]] \
+        == ["c v3 / c v2", "c graph v3 / c graph v2"]
+    assert by_name["codon graph v3 / codon graph v2"].limit == 1 / bench.GRAPH_SIMD_GAIN[8]
+    assert by_name["c graph v3 / c graph v2"].limit == 1 / min(bench.GRAPH_SIMD_GAIN.values())   # no width said
 
 
 def test_budgets_skip_when_other_processes_hold_the_cpus():
     wanted = bench.budgets(["codon"], cpus=2, widths={"codon": 8})
     values = {b.name: [2.0] * 9 if b.kind == "time" else [1.0] * 9 for b in wanted}   # every one breached
     host = {"cores": 2, "other_load_budgets": 0.1}
-    assert bench.judge_all(values, wanted, host)[1] == len(wanted) == 5
+    assert bench.judge_all(values, wanted, host)[1] == len(wanted) == 6
     lines, breaches, _ = bench.judge_all(values, wanted, {**host, "other_load_budgets": 0.9})
-    assert breaches == 3 and "v4 had no free CPUs" in lines[-1] and not any("codon v4" in ln for ln in lines[:-1])
+    assert breaches == 4 and "v4 had no free CPUs" in lines[-1] and not any("codon v4" in ln for ln in lines[:-1])
     lines, breaches, _ = bench.judge_all(values, wanted, {**host, "other_load_budgets": 1.3})
-    assert breaches == 0 and len(lines) == 1 and "every budget" in lines[0]
+    assert breaches == 0 and len(lines) == 1 and "every timed budget" in lines[0]
     assert bench.busy_elsewhere(2, 0.1, bench.FREE_TWO) == "" and bench.busy_elsewhere(2, None, bench.FREE_TWO) == ""
     assert "kept 0.90 of the 2 CPUs busy" in bench.busy_elsewhere(2, 0.9, bench.FREE_TWO)
     assert machine.other_load((0.0, 10.0, 1.0), (2.0, 13.0, 2.0)) == 1.0   # 3 s busy, 1 s ours, over 2 s
     assert machine.other_load((0.0, 10.0, 1.0), (2.0, 11.0, 2.0)) == 0.0
+
+
+def test_instruction_budgets_are_judged_whatever_the_load():
+    counted = bench.Budget(("c", "v3"), ("c", "v2"), bench.GRAPH_V3_INSTRUCTIONS, "lanes", kind="instructions",
+                           workload="graph")
+    timed = bench.budgets(["c"], cpus=2, widths={"c": 4})
+    values = {counted.name: [0.278], **{b.name: [2.0] * 9 for b in timed}}
+    assert counted.name == "c graph v3 / c graph v2 instr"
+    for load in (0.0, 0.9, 1.9):                                        # idle, one CPU taken, both
+        lines, breaches, verdicts = bench.judge_all(values, [*timed, counted], {"cores": 2, "other_load_budgets": load})
+        assert {v["name"]: v["verdict"] for v in verdicts}[counted.name] == "BREACH"
+    assert breaches == 1 and "every timed budget" in lines[-1]
+    assert bench.judge(counted, [0.2])["verdict"] == "ok" and bench.judge(counted, [])["verdict"] == "skip"
+
+
+@pytest.mark.skipif(not shutil.which("valgrind") or os.uname().machine != "x86_64" or not shutil.which("cc"),
+                    reason="needs valgrind, cc and an x86-64 host")
+def test_graph_v3_instruction_budget_tells_scalar_lanes_from_vectors(tmp_path):
+    # The C port as it is, and with its lane loops left to gcc (no `omp simd`): time barely tells
+    # them apart, callgrind's instructions per sample do.
+    lane = '#define LANE_LOOP _Pragma("omp simd")'
+    source = (ROOT / "ports" / "c" / "autograd.c").read_text()
+    assert lane in source
+    impl = bench.Impl("c", ["{build}/autograd-c"], "port", "C port", ["v2", "v3"], target="{build}/autograd-c")
+    verdicts = {}
+    for name, text in (("vectors", source), ("scalar", source.replace(lane, "#define LANE_LOOP"))):
+        folder = tmp_path / name / f"cpu-{bench.COUNT_CPU}"
+        folder.mkdir(parents=True)
+        (folder / "autograd.c").write_text(text)
+        opts = argparse.Namespace(build_dir=str(tmp_path / name), cpu=bench.COUNT_CPU, no_build=True, timeout=60)
+        flags = bench.make_variable("C_FLAGS", opts).replace("'", "")
+        subprocess.run(["cc", *flags.split(), "-o", str(folder / "autograd-c"), str(folder / "autograd.c"),
+                        *bench.make_variable("C_LIBS", opts).split()], check=True, timeout=300)
+        wanted, values, skips, problems = bench.instruction_budgets([bench.ImplState(impl, "ok", graph="yes")], opts)
+        assert not skips and not problems and len(wanted) == 1
+        verdicts[name] = bench.judge(wanted[0], values[wanted[0].name])
+    assert verdicts["vectors"]["verdict"] == "ok" and verdicts["vectors"]["median"] < 0.21
+    assert verdicts["scalar"]["verdict"] == "BREACH" and verdicts["scalar"]["median"] > 0.26
 
 
 def test_a_process_cpu_time_counts_its_threads_and_children():
