@@ -1022,7 +1022,7 @@ def time_budgets(pairs: list[Pair], wanted: list[Budget], opts: argparse.Namespa
                 per_iter[(pair.impl.name, pair.level)] = rec["seconds"] / pair.iters
             if len(per_iter) == 2 and per_iter[b.baseline] > 0:
                 values[b.name].append(per_iter[b.subject] / per_iter[b.baseline])
-                log(f"[budget round {rnd}/{opts.budget_pairs}] {b.name:<20} {values[b.name][-1]:6.3f}")
+                log(f"[budget round {rnd}/{opts.budget_pairs}] {b.name:<38} {values[b.name][-1]:6.3f}")
     for b in wanted:
         subject = pair_of(b.subject, b)
         if b.kind == "busy" and subject:
@@ -1048,13 +1048,13 @@ def check_budgets(values: dict[str, list[float]], wanted: list[Budget]) -> tuple
         v = judge(b, values.get(b.name, []))
         verdicts.append(v)
         if v["verdict"] == "skip":
-            lines.append(f"  skip    {b.name:<20} (not timed) - {b.why}")
+            lines.append(f"  skip    {b.name:<38} (not timed) - {b.why}")
             continue
         low, high = v["interval"]
         bound = f">= {b.limit:.2f}" if b.kind == "busy" else f"<= {b.limit:.3f}"
         count = {"time": f"{len(v['values'])} pairs", "busy": f"{len(v['values'])} runs",
                  "instructions": f"callgrind, CPU={COUNT_CPU} build"}[b.kind]
-        lines.append(f"  {v['verdict']:<6}  {b.name:<20} = {v['median']:.3f} [{low:.3f}, {high:.3f}]  "
+        lines.append(f"  {v['verdict']:<6}  {b.name:<38} = {v['median']:.3f} [{low:.3f}, {high:.3f}]  "
                      f"({count}; limit {bound}: {b.why})")
     return lines, sum(v["verdict"] == "BREACH" for v in verdicts), verdicts
 
