@@ -414,10 +414,14 @@ def test_budgets_skip_when_other_processes_hold_the_cpus():
     values = {b.name: [2.0] * 9 if b.kind == "time" else [1.0] * 9 for b in wanted}   # every one breached
     host = {"cores": 2, "other_load_budgets": 0.1}
     assert bench.judge_all(values, wanted, host)[1] == len(wanted) == 6
-    lines, breaches, _ = bench.judge_all(values, wanted, {**host, "other_load_budgets": 0.9})
-    assert breaches == 4 and "v4 had no free CPUs" in lines[-1] and not any("codon v4" in ln for ln in lines[:-1])
-    lines, breaches, _ = bench.judge_all(values, wanted, {**host, "other_load_budgets": 1.3})
-    assert breaches == 0 and len(lines) == 1 and "every timed budget" in lines[0]
+    lines, breaches, verdicts = bench.judge_all(values, wanted, {**host, "other_load_budgets": 0.9})
+    assert breaches == 4 and "v4 budgets (2)" in lines[-1] and "v4 had no free CPUs" in lines[-1]
+    assert not any("codon v4" in ln for ln in lines[:-1])
+    assert sorted(v["name"] for v in verdicts if v["verdict"] == "skip") == ["codon v4 / codon v3",
+                                                                              "codon v4 cpu/wall"]
+    lines, breaches, verdicts = bench.judge_all(values, wanted, {**host, "other_load_budgets": 1.3})
+    assert breaches == 0 and len(lines) == 1 and "every timed budget (6)" in lines[0]
+    assert all(v["verdict"] == "skip" and "kept 1.30 of the 2 CPUs" in v["reason"] for v in verdicts)
     assert bench.busy_elsewhere(2, 0.1, bench.FREE_TWO) == "" and bench.busy_elsewhere(2, None, bench.FREE_TWO) == ""
     assert "kept 0.90 of the 2 CPUs busy" in bench.busy_elsewhere(2, 0.9, bench.FREE_TWO)
     assert machine.other_load((0.0, 10.0, 1.0), (2.0, 13.0, 2.0)) == 1.0   # 3 s busy, 1 s ours, over 2 s
