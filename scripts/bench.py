@@ -951,7 +951,8 @@ class Budget:
 #                        changes from run to run (the two seem to share a core at times); AVX-512
 #                        1/1.98-1/1.61   -> <= 1.0 (THREAD_GAIN): a v4 slower than its v3. Whether v4
 #                        uses its threads is:
-#   v4 cpu/wall          AVX2 1.82-1.95 [1.40-1.99], every port; one thread's work (sabotaged) 0.99-1.01
+#   v4 cpu/wall          AVX2 1.82-1.95 [1.40-1.99] (a second series of 10, T103546Z.json: 1.71-1.95
+#                        [1.54-1.99]), every port; one thread's work (sabotaged) 0.99-1.01
 #                        [0.98-1.02]; AVX-512 not measured (its v4 speed-ups of 1.6-2.0x need at least
 #                        as many CPUs busy)   -> >= 1.3 (THREAD_BUSY)
 # The timed budgets are judged only when other processes left FREE_TWO CPUs free while they ran
