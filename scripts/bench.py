@@ -104,7 +104,7 @@ class Preset:
     timeout: float
     thread_scan: bool
     workloads: tuple[str, ...]
-    budget_pairs: int = 0            # adjacent pairs of runs per CI budget (BUDGET_PAIRS)
+    budget_pairs: int = 0            # adjacent pairs of runs per CI budget (none outside --ci)
     graph_levels: tuple[str, ...] = tuple(WORKLOAD_LEVELS["graph"])   # the graph levels timed
 
 
@@ -113,7 +113,7 @@ class Preset:
 FULL = Preset(min_time=0.25, repeats=7, results_dir="results", peers=True, timeout=120.0, thread_scan=True,
               workloads=tuple(WORKLOADS))
 # Every run lasts 0.25 s or more, long enough for v4's threads to show; the budgets take 9 adjacent
-# pairs each (see BUDGET_PAIRS); the graph at the levels its budgets compare. About 2.5 minutes after
+# pairs each (see Budget); the graph at the levels its budgets compare. About 2.5 minutes after
 # the builds.
 CI = Preset(min_time=0.25, repeats=3, results_dir=None, peers=False, timeout=60.0, thread_scan=False,
             workloads=("softplus", "graph"), budget_pairs=9, graph_levels=("v2", "v3"))
@@ -906,7 +906,7 @@ class Budget:
     kind "busy": the subject's process CPU time over its wall time, one value per run: how many
     of its threads were busy at once, on average; the median must stay >= limit.
     kind "instructions": the subject's instructions per sample over the baseline's, counted by
-    callgrind (one value, the same on every run of the same binary); it must stay <= limit.
+    callgrind (one value; see COUNT_CPU for how repeatable); it must stay <= limit.
     A budget is breached only when the 95% interval of that median lies wholly past the limit.
     """
     subject: tuple[str, str]
@@ -926,7 +926,7 @@ class Budget:
         return f"{side(self.subject)} / {side(self.baseline)}" + (" instr" if self.kind == "instructions" else "")
 
 
-# The budgets are judged on BUDGET_PAIRS adjacent pairs of runs each, every run calibrated to
+# The budgets are judged on CI.budget_pairs (9) adjacent pairs of runs each, every run calibrated to
 # last at least the CI's --min-time; the rounds interleave the budgets in a shuffled order. With
 # 9 values the 95% interval of the median is [x(2), x(8)]: a budget fails only when 8 of its 9
 # pairs are past the limit. Figures:
@@ -963,7 +963,6 @@ V2_LIMIT, V3_LIMIT, THREAD_GAIN, THREAD_BUSY = 1.25, 1.35, 1.0, 1.3
 FREE_ONE, FREE_TWO = 0.75, 1.75      # CPUs free of other processes that the budgets (v4's) need judged
 SIMD_GAIN = {8: 2.8, 4: 2.0, 2: 1.3}  # the least v3 / v2 speed-up by vector width (at least this wide)
 GRAPH_SIMD_GAIN = {8: 2.5, 4: 2.0, 2: 1.3}   # the same for the graph workload
-BUDGET_PAIRS = 9
 
 
 def simd_gain(width: int | None, gains: dict[int, float] | None = None) -> float | None:
@@ -1083,10 +1082,11 @@ def check_budgets(values: dict[str, list[float]], wanted: list[Budget]) -> tuple
 # margin: the C port's graph v3 without its `omp simd` (gcc then unrolls the lanes to scalar libm
 # calls) is still 3.2-3.4x its v2 on the AVX2 Zen 3 (medians of 9 pairs; single pairs 2.4-4.0x)
 # against 4.6-5.1x with it (single pairs 3.3-6.5x). Instructions tell at once, and they barely
-# vary from run to run (C, Zig, Rust not at all; Codon's runtime by under 5%): callgrind counts each graph level's instructions at 32 and 64
-# samples of 10,000 ops (the difference is the per-sample cost, without start-up or recording) on
-# a build for x86-64-v3 (valgrind 3.19 cannot run AVX-512 code; the same binaries then run on both
-# kinds of host, though the counts are not yet checked on the AVX-512 one), with OPENBLAS_NUM_THREADS=1 (Codon's runtime would otherwise
+# vary from run to run (C, Zig, Rust not at all; Codon's runtime by under 5%). callgrind counts
+# each graph level's instructions at 32 and 64 samples of 10,000 ops (the difference is the
+# per-sample cost, without start-up or recording) on a build for x86-64-v3 (valgrind 3.19 cannot
+# run AVX-512 code; the same binaries then run on both kinds of host, though the counts are not
+# yet checked on the AVX-512 one), with OPENBLAS_NUM_THREADS=1 (Codon's runtime would otherwise
 # start OpenBLAS threads that callgrind counts while they spin). Per sample, x86-64-v3 builds,
 # counted on the AVX2 Zen 3 (2026-12-01; scripts/ci_trials.py's c-graph-scalar-lanes is the
 # sabotaged one):
@@ -1127,8 +1127,7 @@ def instruction_budgets(states: list[ImplState], opts: argparse.Namespace) -> tu
                    "(lane loops vectorized)", kind="instructions", workload="graph")
         wanted.append(b)
         if not opts.no_build:
-            argv = ["make", "--no-print-directory"] + (["-f", impl.makefile] if impl.makefile else []) \
-                + [f"BUILD={build}", f"CPU={COUNT_CPU}", impl.make_target(build) or ""]
+            argv = make_command(impl, argparse.Namespace(build_dir=build, cpu=COUNT_CPU))
             log(f"[instructions] {impl.name}: {shlex.join(argv[2:])}")
             made = run_process(argv, timeout=1800)
             if made.returncode != 0 or missing_paths(impl, build):
