@@ -31,8 +31,14 @@ CODON       := $(VENV)/bin/codon
 CODON_DEP   := $(CODON)
 endif
 CODON_FLAGS := -release -l mvec $(CODON_CPU)
+# Level v5's kernel is compiled to PTX with libdevice from NVIDIA's nvcc wheel (no CUDA installed), and
+# the program links softplus/gpu_driver.c, which loads the CUDA driver only when v5 runs.
+CUDA_WHEEL  := nvidia-cuda-nvcc-cu12==12.9.86
+LIBDEVICE   := $(VENV)/libdevice.10.bc
+GPU_FLAGS   := -libdevice $(LIBDEVICE) --linker-flags="$(abspath $(BUILD))/gpu_driver.o -ldl"
 
 CODON_SRC   := $(wildcard *.codon core/*.codon cli/*.codon softplus/*.codon graph/*.codon)
+CODON_BUILD  = $(CODON) build $(CODON_FLAGS) $(GPU_FLAGS)
 
 # The ports (ports/<lang>/autograd.<ext>), each with its language's usual release flags, stated once.
 # -ffp-contract=off: -march=native would otherwise fuse a*b + c into FMAs and change last digits.
@@ -52,7 +58,7 @@ ZIG_FLAGS   := -O ReleaseFast -mcpu=$(subst -,_,$(CPU)) -lc
 .PHONY: all build ports run test clean
 all: build
 
-build: $(BUILD)/autograd ports
+build: $(BUILD)/autograd $(BUILD)/v5-on-cpu ports
 
 ports: $(BUILD)/autograd-c $(BUILD)/autograd-zig $(BUILD)/autograd-rust
 
@@ -68,13 +74,29 @@ TARGET_STAMP := $(BUILD)/.target-$(CPU)
 $(TARGET_STAMP):
 	@mkdir -p $(BUILD); rm -f $(BUILD)/.target-*; touch $@
 
-$(BUILD)/autograd: $(CODON_SRC) $(CODON_DEP) $(TARGET_STAMP)
-	@mkdir -p $(BUILD); rm -rf $@ $(BUILD)/codon-src
+# The program, and beside it autograd.ptx, v5's kernel: the program looks for <itself>.ptx first, then
+# at the path Codon bakes in (build/codon-src/autograd.ptx), so it can be moved together with its .ptx.
+$(BUILD)/autograd: $(CODON_SRC) $(CODON_DEP) $(LIBDEVICE) $(BUILD)/gpu_driver.o $(TARGET_STAMP)
+	@mkdir -p $(BUILD); rm -rf $@ $@.ptx $(BUILD)/codon-src
 	@# Built from a copy whose core/target.codon states CPU and VECTOR_WIDTH: codon build -D
 	@# defines reach only the main module, and the sources stay the same for every target.
 	@mkdir -p $(BUILD)/codon-src; cp --parents $(CODON_SRC) $(BUILD)/codon-src/
 	@printf '# Written by make for CPU=$(CPU).\nWIDTH: Literal[int] = $(VECTOR_WIDTH)\nTARGET = "$(CPU)"\n' > $(BUILD)/codon-src/core/target.codon
-	$(CODON) build $(CODON_FLAGS) -o $@ $(BUILD)/codon-src/autograd.codon
+	$(CODON_BUILD) -o $@ $(BUILD)/codon-src/autograd.codon
+	cp $(BUILD)/codon-src/autograd.ptx $@.ptx
+
+# v5's per-sample work and summation order on the CPU, for the tests (no GPU needed).
+$(BUILD)/v5-on-cpu: tests/v5_on_cpu.codon $(BUILD)/autograd
+	cp tests/v5_on_cpu.codon $(BUILD)/codon-src/v5_on_cpu.codon
+	$(CODON_BUILD) -o $@ $(BUILD)/codon-src/v5_on_cpu.codon
+
+$(BUILD)/gpu_driver.o: softplus/gpu_driver.c $(TARGET_STAMP)
+	@mkdir -p $(BUILD)
+	$(CC) -O2 -fPIC -c -o $@ $<
+
+$(LIBDEVICE): | $(VENV)/bin/python
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check $(CUDA_WHEEL)
+	ln -sf "$$($(VENV)/bin/python -c 'import pathlib, nvidia.cuda_nvcc as n; print(pathlib.Path(next(iter(n.__path__))) / "nvvm/libdevice/libdevice.10.bc")')" $@
 
 # A port whose compiler is missing is skipped with a line, never failing the build (its tests skip too).
 $(BUILD)/autograd-c: ports/c/autograd.c $(TARGET_STAMP)

@@ -61,7 +61,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 import machine  # noqa: E402
 import reference  # noqa: E402  (tests/reference.py: the independent oracle)
 import stats  # noqa: E402
-from impls import ALL_LEVELS, DEFAULT, SEQUENTIAL, WORKLOAD_LEVELS, WORKLOADS, Impl, load_registry  # noqa: E402
+from impls import (BASELINES, DEFAULT, GPU_LEVELS, LEVELS, SEQUENTIAL, WORKLOAD_LEVELS,  # noqa: E402
+                   WORKLOADS, Impl, load_registry)
 
 SCHEMA = 2
 SUM_KEYS = {"softplus": ["sum_f", "sum_dx", "sum_dy"], "graph": ["sum_loss", "sum_grad_in", "sum_grad_all"]}
@@ -72,6 +73,9 @@ KEYS = {"softplus": ["impl", "workload", "level", "iters", "seed", "threads", "s
                   "ns_per_op", *SUM_KEYS["graph"]]}
 OLD_SOFTPLUS_KEYS = [k for k in KEYS["softplus"] if k != "workload"]
 NOT_IMPLEMENTED = re.compile(r"^error: level \S+ is not implemented by this program")
+NO_DEVICE = re.compile(r"^error: --level (\S+) needs a CUDA device and driver: (.*)")
+# Every level a table may show, in the order it shows them.
+LEVEL_ORDER = LEVELS + GPU_LEVELS + BASELINES
 # Timed softplus sums at an N up to this are also checked against the Python reference itself
 # (about 3 s of CPython per million samples); above it, against the other programs.
 REFERENCE_LIMIT = 500_000
@@ -158,7 +162,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                     "and write results/raw/<machine>/<date>.json (see scripts/report.py).")
     p.add_argument("--impls", type=name_list, help="implementations to run, comma-separated "
                    f"(default: all of {', '.join(i.name for i in DEFAULT)}; --ci: all but the peers)")
-    p.add_argument("--levels", type=name_list, help=f"levels to run (default: all of {', '.join(ALL_LEVELS)})")
+    p.add_argument("--levels", type=name_list, help=f"levels to run (default: all of {', '.join(LEVEL_ORDER)}; "
+                   "a GPU level only where the program finds a device)")
     p.add_argument("--workloads", type=name_list, help=f"workloads (default {','.join(FULL.workloads)}; "
                    f"--ci {','.join(CI.workloads)})")
     p.add_argument("--graph-levels", type=name_list, help="graph levels to run, of those --levels allows "
@@ -207,7 +212,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args.peers_by_default = preset.peers
     if args.shuffle_seed is None:
         args.shuffle_seed = random.SystemRandom().randrange(2**32)
-    for given, known, what in ((args.levels, ALL_LEVELS, "level"), (args.workloads, WORKLOADS, "workload"),
+    for given, known, what in ((args.levels, LEVEL_ORDER, "level"), (args.workloads, WORKLOADS, "workload"),
                                (args.graph_levels, WORKLOAD_LEVELS["graph"], "graph level")):
         unknown = [x for x in given or [] if x not in known]
         if unknown:
@@ -392,6 +397,7 @@ class ImplState:
     version: str = ""
     vector: dict[str, Any] = field(default_factory=lambda: machine.vector_line(""))
     graph: str = "not probed"        # yes, no (refused with exit 2), failed: ..., not probed
+    gpu: str = "not probed"          # its GPU levels: yes, no: <why> (exit 2, no device), failed: ...
     build_seconds: float | None = None
 
 
@@ -534,6 +540,25 @@ def thread_counts(most: int, scan: bool) -> list[int]:
     return counts + [most]
 
 
+def probe_gpu(states: list[ImplState], opts: argparse.Namespace) -> None:
+    """Ask each program with GPU levels whether it finds a device: yes, no (exit 2 saying why), or failed."""
+    for state in states:
+        wanted = [lv for lv in state.impl.gpu_levels if lv in (opts.levels or LEVEL_ORDER)]
+        if state.status != "ok" or not wanted or "softplus" not in opts.workloads:
+            continue
+        proc = run_process(state.impl.command(opts.build_dir) + ["--level", wanted[0], "--iters", "1", "--json"],
+                           opts.timeout)
+        refusal = NO_DEVICE.match(proc.stderr)
+        if proc.returncode == 0:
+            state.gpu = "yes"
+        elif proc.returncode == 2 and refusal and not proc.stdout:
+            state.gpu = f"no: {refusal.group(2).strip()}"
+            log(f"skip: {state.impl.name} {', '.join(wanted)}: {refusal.group(2).strip()}")
+        else:
+            state.gpu = f"failed: {failure(proc, opts.timeout)}"
+            log(f"[probe] {state.impl.name}: {wanted[0]}: {state.gpu}")
+
+
 def make_pairs(states: list[ImplState], opts: argparse.Namespace, most_threads: int) -> list[Pair]:
     """Every (implementation, workload, level) to verify and time; v4 once per thread count."""
     pairs = []
@@ -543,9 +568,10 @@ def make_pairs(states: list[ImplState], opts: argparse.Namespace, most_threads: 
         for workload in opts.workloads:
             if workload == "graph" and s.graph != "yes":
                 continue
-            levels = s.impl.levels if workload == "softplus" else s.impl.graph_levels
+            levels = s.impl.levels + (s.impl.gpu_levels if s.gpu == "yes" else []) if workload == "softplus" \
+                else s.impl.graph_levels
             for lv in levels:
-                if lv not in (opts.levels or ALL_LEVELS) or (workload == "graph" and lv not in opts.graph_levels):
+                if lv not in (opts.levels or LEVEL_ORDER) or (workload == "graph" and lv not in opts.graph_levels):
                     continue
                 ops = min(opts.ops, s.impl.graph_ops or opts.ops) if workload == "graph" else 0
                 if lv != "v4":
@@ -1178,7 +1204,7 @@ def summary_table(results: list[dict[str, Any]], workload: str) -> str:
     unit = "ns_per_op" if workload == "graph" else "ns_per_iter"
     mine = [e for e in results if e["workload"] == workload and not e["scan"]]
     ok = [e for e in mine if e["status"] == "ok"]
-    levels = [lv for lv in ALL_LEVELS if any(e["level"] == lv for e in ok)]
+    levels = [lv for lv in LEVEL_ORDER if any(e["level"] == lv for e in ok)]
     cell = {(e["impl"], e["level"]): e for e in mine}
     rows = [f"{workload} {unit.replace('_per_', '/')} (median)".ljust(28) + "".join(f"{lv:>12}" for lv in levels)]
     for name in dict.fromkeys(e["impl"] for e in mine):
@@ -1218,6 +1244,7 @@ def main(argv: list[str] | None = None) -> int:
         states = [ImplState(i) for i in chosen]
         build_all(states, opts)
         probe_graph(states, opts)
+        probe_gpu(states, opts)
         pairs = make_pairs(states, opts, most)
         verify_all(pairs, opts)
         calibrations = calibrate_all(pairs, opts)
@@ -1240,6 +1267,8 @@ def main(argv: list[str] | None = None) -> int:
         notes = cross_check(pairs, opts)
         notes += [f"{s.impl.name} refuses --workload graph (exit 2): not timed for the graph"
                   for s in states if s.graph == "no"]
+        notes += [f"{s.impl.name} {', '.join(s.impl.gpu_levels)} not timed: {s.gpu[len('no: '):]}"
+                  for s in states if s.gpu.startswith("no: ")]
         results = summarise(pairs)
         notes += short_runs(pairs, results, opts)
         budget_lines, breaches, verdicts = [], 0, []
@@ -1254,7 +1283,7 @@ def main(argv: list[str] | None = None) -> int:
                        "verify_iters": opts.verify_iters, "repeats": opts.repeats, "threads": most,
                        "thread_counts": thread_counts(most, opts.thread_scan), "seed": opts.seed,
                        "shuffle_seed": opts.shuffle_seed, "timeout": opts.timeout,
-                       "levels": opts.levels or ALL_LEVELS, "graph_levels": list(opts.graph_levels),
+                       "levels": opts.levels or LEVEL_ORDER, "graph_levels": list(opts.graph_levels),
                        "workloads": opts.workloads, "ops": opts.ops,
                        "cpu_target": opts.cpu or "native", "ci": opts.ci,
                        **({"budget_pairs": opts.budget_pairs} if opts.ci else {})},
@@ -1282,6 +1311,7 @@ def main(argv: list[str] | None = None) -> int:
             print(summary_table(results, workload))
     problems = [f"{s.impl.name}: {s.status}: {s.reason}" for s in states if s.status == "build-failed"]
     problems += [f"{s.impl.name}: graph probe {s.graph}" for s in states if s.graph.startswith("failed")]
+    problems += [f"{s.impl.name}: GPU probe {s.gpu}" for s in states if s.gpu.startswith("failed")]
     problems += count_problems
     problems += [f"{e['impl']} {e['workload']} {e['level']}" + (f" T={e['threads']}" if e["level"] == "v4" else "")
                  + f": {e['reason']}" for e in results if e["status"] == "failed"]

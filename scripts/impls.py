@@ -17,6 +17,8 @@ ROOT = Path(__file__).resolve().parent.parent
 LEVELS = ["v0", "v1", "v2", "v3", "v4"]
 BASELINES = ["fused", "fused-simd"]
 ALL_LEVELS = LEVELS + BASELINES
+# Levels that need a device (contract §3, v5): timed where the program's probe finds one, else skipped.
+GPU_LEVELS = ["v5"]
 # Contract §2 / §G4: the levels summed in index order agree within 1e-12; the others within 1e-9.
 SEQUENTIAL = {"v0", "v1", "v2", "fused"}
 WORKLOADS = ["softplus", "graph"]
@@ -44,6 +46,7 @@ class Impl:
     compiler: list[str] = field(default_factory=list)   # Makefile variable + args printing its version
     flags: list[str] = field(default_factory=list)      # Makefile variables holding its build flags
     autograd: bool = True            # False for a formula baseline (no tape at all)
+    gpu_levels: list[str] = field(default_factory=list)  # softplus levels it has where a GPU is
 
     @property
     def compiled(self) -> bool:
@@ -64,7 +67,7 @@ class Impl:
 
 
 DEFAULT: list[Impl] = [
-    Impl("codon", ["{build}/autograd"], "codon", "Codon (this project)", ALL_LEVELS,
+    Impl("codon", ["{build}/autograd"], "codon", "Codon (this project)", ALL_LEVELS, gpu_levels=GPU_LEVELS,
          target="{build}/autograd", compiler=["CODON", "--version"], flags=["CODON_FLAGS"]),
     Impl("c", ["{build}/autograd-c"], "port", "C port", ALL_LEVELS,
          target="{build}/autograd-c", compiler=["CC", "--version"], flags=["C_FLAGS", "C_LIBS"]),

@@ -3,7 +3,8 @@
 A fixed sample count lasts seconds on a slow machine and milliseconds on a fast one, where thread
 start-up would dominate v4; so each level's count is calibrated first (doubled from a small one until a
 run lasts --min-time), then that run is shown. The table is the program's own (its header and columns);
-"vs v0" compares ns per sample, since each level runs with its own count.
+"vs v0" compares ns per sample, since each level runs with its own count. A GPU level (v5) runs where
+the program finds a CUDA device, and is skipped with a line saying why where it does not.
 """
 from __future__ import annotations
 
@@ -12,10 +13,20 @@ import json
 import subprocess
 import sys
 
+from impls import GPU_LEVELS, LEVELS, WORKLOAD_LEVELS
+
 WORKLOADS = {  # workload: (extra arguments, levels, first count to try)
-    "softplus": ([], ["v0", "v1", "v2", "v3", "v4"], 100_000),
-    "graph": (["--workload", "graph"], ["v0", "v1", "v2", "v3", "v4"], 16),
+    "softplus": ([], LEVELS + GPU_LEVELS, 100_000),
+    "graph": (["--workload", "graph"], [lv for lv in LEVELS if lv in WORKLOAD_LEVELS["graph"]], 16),
 }
+
+
+def refusal(program: str, level: str) -> str:
+    """Why the program refuses a GPU level here (its error line), or '' when it runs it."""
+    proc = subprocess.run([program, "--level", level, "--iters", "1", "--json"], capture_output=True, text=True)
+    if proc.returncode == 2 and proc.stderr.startswith(f"error: --level {level} needs"):
+        return proc.stderr.strip()[len("error: "):]
+    return ""
 
 
 def calibrated(program: str, args: list[str], level: str, start: int, min_time: float) -> dict:
@@ -50,6 +61,10 @@ def main() -> int:
     for workload, (args, levels, start) in WORKLOADS.items():
         v0_ns = None
         for k, level in enumerate(levels):
+            why = refusal(opts.program, level) if level in GPU_LEVELS else ""
+            if why:
+                print(f"skip: {level}: {why}", flush=True)
+                continue
             record = calibrated(opts.program, args, level, start, opts.min_time)
             v0_ns = record["ns_per_iter"] if level == "v0" else v0_ns
             header, line = row(opts.program, args, record, v0_ns)

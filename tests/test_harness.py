@@ -80,6 +80,21 @@ def timed_calls(log: Path, name: str, iters: int) -> list[str]:
 
 # --- strict: failures fail the run -----------------------------------------------------------
 
+@pytest.mark.parametrize("gpu", ["yes", "no", "crash"])
+def test_a_gpu_level_is_timed_where_there_is_a_device_and_skipped_with_a_line_where_not(tmp_path, gpu):
+    proc, doc = run_bench(tmp_path, fake("good", f"gpu={gpu}", gpu_levels=["v5"]))
+    has = [r["level"] for r in doc["results"] if r["impl"] == "good"]
+    if gpu == "yes":
+        assert proc.returncode == 0, proc.stderr
+        assert has == ["v2", "v3", "v5"] and result(doc, "good", "v5")["status"] == "ok"
+    elif gpu == "no":
+        assert proc.returncode == 0, proc.stderr
+        assert "skip: good v5: no CUDA driver (a fixture)" in proc.stderr.splitlines()
+        assert has == ["v2", "v3"] and "good v5 not timed: no CUDA driver (a fixture)" in doc["notes"]
+    else:
+        assert proc.returncode == 1 and "good: GPU probe failed" in proc.stdout + proc.stderr
+
+
 def test_good_implementation_is_verified_and_timed(tmp_path):
     proc, doc = run_bench(tmp_path, "good")
     assert proc.returncode == 0, proc.stderr
