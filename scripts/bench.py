@@ -23,7 +23,8 @@
    scripts/report.py turns the latest file of every machine into results/README.md and charts.
 
 Strict: the exit status is 1 when any implementation failed to build, failed verification,
-crashed or timed out (--no-strict reports them and exits 0); 2 for bad usage; 130 when
+crashed or timed out, refused a level its registry entry declares, or refused the graph workload
+while its entry lists graph levels (--no-strict reports them and exits 0); 2 for bad usage; 130 when
 interrupted (no results file). `--ci` is the CI timing job: 0.25-s runs, then budgets judged on
 adjacent pairs of runs and on instruction counts (see Budget).
 Progress goes to stderr as it runs; the summary and the results path go to stdout.
@@ -603,7 +604,7 @@ def verify_all(pairs: list[Pair], opts: argparse.Namespace) -> None:
             want, source = reference_sums(pair.workload, seed, n, ops, any_size=True)
             rec, why, _ = run_pair(pair, n, opts, seed=seed, ops=ops)
             if why == "absent":
-                pair.status, pair.reason = "absent", "level not implemented by this program"
+                pair.status, pair.reason = "absent", "the registry declares this level; the program refuses it"
                 break
             if rec is None:
                 pair.status, pair.reason = "failed", f"verification run: {why}"
@@ -622,7 +623,7 @@ def verify_all(pairs: list[Pair], opts: argparse.Namespace) -> None:
         if pair.status == "verified":
             log(f"{prefix} ok (max relative difference {max(v['max_rel_diff'] for v in pair.verify):.1e})")
         else:
-            log(f"{prefix} " + ("not implemented (skipped)" if pair.status == "absent" else
+            log(f"{prefix} " + ("REFUSED (not timed): the program does not implement it" if pair.status == "absent" else
                                 f"FAILED (not timed): {pair.reason}"))
 
 
@@ -1312,6 +1313,9 @@ def main(argv: list[str] | None = None) -> int:
     problems = [f"{s.impl.name}: {s.status}: {s.reason}" for s in states if s.status == "build-failed"]
     problems += [f"{s.impl.name}: graph probe {s.graph}" for s in states if s.graph.startswith("failed")]
     problems += [f"{s.impl.name}: GPU probe {s.gpu}" for s in states if s.gpu.startswith("failed")]
+    problems += [f"{s.impl.name}: refuses --workload graph, which its registry entry lists "
+                 f"({', '.join(s.impl.graph_levels)})" for s in states if s.graph == "no" and s.impl.graph_levels]
+    problems += [f"{e['impl']} {e['workload']} {e['level']}: {e['reason']}" for e in results if e["status"] == "absent"]
     problems += count_problems
     problems += [f"{e['impl']} {e['workload']} {e['level']}" + (f" T={e['threads']}" if e["level"] == "v4" else "")
                  + f": {e['reason']}" for e in results if e["status"] == "failed"]

@@ -40,10 +40,13 @@ import machine  # noqa: E402
 import stats  # noqa: E402
 
 
-def fake(mode: str, *settings: str, name: str | None = None, kind: str = "port", levels: tuple = ("v2", "v3"),
+def fake(mode: str, *settings: str, name: str | None = None, kind: str = "port", levels: tuple = ("v2",),
          **fields) -> dict:
-    """A registry entry running tests/fixtures/fake_impl.py in `mode` with key=value settings."""
+    """A registry entry running tests/fixtures/fake_impl.py in `mode` with key=value settings. The entry
+    declares graph levels only when the fixture has the graph workload (a graph= setting other than no)."""
     name = name or mode
+    if not any(x.startswith("graph=") and x != "graph=no" for x in settings):
+        fields.setdefault("graph_levels", [])
     return {"name": name, "argv": ["{python}", "tests/fixtures/fake_impl.py", mode, f"impl={name}", *settings],
             "kind": kind, "label": f"fixture ({name})", "levels": list(levels), **fields}
 
@@ -86,11 +89,11 @@ def test_a_gpu_level_is_timed_where_there_is_a_device_and_skipped_with_a_line_wh
     has = [r["level"] for r in doc["results"] if r["impl"] == "good"]
     if gpu == "yes":
         assert proc.returncode == 0, proc.stderr
-        assert has == ["v2", "v3", "v5"] and result(doc, "good", "v5")["status"] == "ok"
+        assert has == ["v2", "v5"] and result(doc, "good", "v5")["status"] == "ok"
     elif gpu == "no":
         assert proc.returncode == 0, proc.stderr
         assert "skip: good v5: no CUDA driver (a fixture)" in proc.stderr.splitlines()
-        assert has == ["v2", "v3"] and "good v5 not timed: no CUDA driver (a fixture)" in doc["notes"]
+        assert has == ["v2"] and "good v5 not timed: no CUDA driver (a fixture)" in doc["notes"]
     else:
         assert proc.returncode == 1 and "good: GPU probe failed" in proc.stdout + proc.stderr
 
@@ -105,9 +108,23 @@ def test_good_implementation_is_verified_and_timed(tmp_path):
     assert r["min_s"] <= r["ci_low_s"] <= r["median_s"] <= r["ci_high_s"] <= r["max_s"]
     assert r["ns_per_iter"] == pytest.approx(r["median_s"] * 1e9 / 3000)
     assert r["sums"] == list(reference.run(42, 3000))
-    # A level the program does not have is noted as absent, not failed.
-    assert result(doc, "good", "v3")["status"] == "absent"
     assert "[verify" in proc.stderr and "[time" in proc.stderr          # progress is shown
+
+
+@pytest.mark.parametrize("strict", [True, False])
+def test_a_level_the_registry_declares_and_the_program_refuses_fails_strict_runs(tmp_path, strict):
+    proc, doc = run_bench(tmp_path, fake("good", levels=("v2", "v3")), extra=() if strict else ("--no-strict",))
+    assert result(doc, "good", "v3")["status"] == "absent" and result(doc, "good")["status"] == "ok"
+    assert "FAILED   good softplus v3: the registry declares this level; the program refuses it" in proc.stdout
+    assert proc.returncode == (1 if strict else 0)
+
+
+def test_a_graph_refusal_fails_when_the_registry_lists_graph_levels(tmp_path):
+    entries = [fake("good", name="old"), fake("good", name="liar", graph_levels=["v2"])]
+    proc, doc = run_bench(tmp_path, *entries, extra=("--workloads", "softplus,graph", "--ops", "10"))
+    assert [i["graph"] for i in doc["implementations"]] == ["no", "no"]
+    assert "FAILED   liar: refuses --workload graph, which its registry entry lists (v2)" in proc.stdout
+    assert "old: refuses" not in proc.stdout and proc.returncode == 1
 
 
 def test_wrong_sums_fail_the_run_and_are_never_timed(tmp_path):
