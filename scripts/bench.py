@@ -629,6 +629,14 @@ def verify_all(pairs: list[Pair], opts: argparse.Namespace) -> None:
 
 # --- 3. calibrate ----------------------------------------------------------------------------
 
+def next_iters(n: int, seconds: float, min_time: float) -> int:
+    """The N to try after a run of n samples lasted `seconds`, short of min_time: n times the power
+    of two its time says is missing (2 to 1024), so that N stays a power of two times the first.
+    The one calibration rule: make bench, make run and scripts/compare.py all use it."""
+    short = min_time / seconds if seconds > 0 else 1024.0
+    return min(MAX_ITERS, n * min(1024, 2 ** max(1, math.ceil(math.log2(short)))))
+
+
 def calibrate(pair: Pair, opts: argparse.Namespace) -> dict[str, Any] | None:
     """Double N from 1 (a batched peer: its batch_iters) until one run of `pair` lasts --min-time;
     None (pair failed) on a failed run.
@@ -647,8 +655,7 @@ def calibrate(pair: Pair, opts: argparse.Namespace) -> dict[str, Any] | None:
         if rec["seconds"] >= opts.min_time or n >= MAX_ITERS:
             return {"workload": pair.workload, "level": pair.level, "impl": pair.impl.name, "iters": n,
                     "steps": steps}
-        short = opts.min_time / rec["seconds"] if rec["seconds"] > 0 else 1024.0
-        n = min(MAX_ITERS, n * min(1024, 2 ** max(1, math.ceil(math.log2(short)))))
+        n = next_iters(n, rec["seconds"], opts.min_time)
 
 
 def calibrate_all(pairs: list[Pair], opts: argparse.Namespace) -> list[dict[str, Any]]:

@@ -1,9 +1,10 @@
 """`make run`: the Codon program at every level of both workloads, each run long enough to measure.
 
 A fixed sample count lasts seconds on a slow machine and milliseconds on a fast one, where thread
-start-up would dominate v4; so each level's count is calibrated first (doubled from a small one until a
-run lasts --min-time), then that run is shown. The table is the program's own (its header and columns);
-"vs v0" compares ns per sample, since each level runs with its own count. A GPU level (v5) runs where
+start-up would dominate v4; so each level's count is calibrated first (by bench.py's rule, from a small
+count until a run lasts --min-time), then a run at that count is shown. The table is the program's own
+(its header and columns); "vs v0" compares the ns per sample of the rows shown, since each level runs
+with its own count. A GPU level (v5) runs where
 the program finds a CUDA device, and is skipped with a line saying why where it does not.
 """
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 import subprocess
 import sys
 
+from bench import next_iters
 from impls import GPU_LEVELS, LEVELS, WORKLOAD_LEVELS
 
 WORKLOADS = {  # workload: (extra arguments, levels, first count to try)
@@ -38,19 +40,23 @@ def calibrated(program: str, args: list[str], level: str, start: int, min_time: 
         record = json.loads(out)
         if record["seconds"] >= min_time:
             return record
-        # Aim a little past min_time from the last rate, at most 16x at once.
-        n = int(n * min(16.0, max(2.0, 1.2 * min_time / max(record["seconds"], 1e-6))))
+        n = next_iters(n, record["seconds"], min_time)
 
 
-def row(program: str, args: list[str], record: dict, v0_ns: float | None) -> tuple[str, str]:
-    """The program's own header and text row for a run at this record's N, "vs v0" from ns per sample."""
+def shown_run(program: str, args: list[str], record: dict) -> tuple[str, str, float]:
+    """The program's own header and text row for a run at this record's N, and that row's ns/iter."""
     out = subprocess.run([program, *args, "--level", record["level"], "--iters", str(record["iters"])],
                          capture_output=True, text=True, check=True).stdout.splitlines()
     header, line = out[0], out[1]
+    return header, line, float(line.split()[header.split().index("ns/iter")])
+
+
+def with_vs_v0(header: str, line: str, ns: float, v0_ns: float | None) -> str:
+    """The row with its "vs v0" cell set to v0's ns per sample over this row's."""
     start = header.index("vs v0") - 3   # the column is right-aligned: "   vs v0" ends where it ends
-    cell = f"{v0_ns / record['ns_per_iter']:.1f}x" if v0_ns else "-"
+    cell = f"{v0_ns / ns:.1f}x" if v0_ns else "-"
     width = len("vs v0") + 3
-    return header, line[:start] + cell.rjust(width) + line[start + width:]
+    return line[:start] + cell.rjust(width) + line[start + width:]
 
 
 def main() -> int:
@@ -66,11 +72,11 @@ def main() -> int:
                 print(f"skip: {level}: {why}", flush=True)
                 continue
             record = calibrated(opts.program, args, level, start, opts.min_time)
-            v0_ns = record["ns_per_iter"] if level == "v0" else v0_ns
-            header, line = row(opts.program, args, record, v0_ns)
+            header, line, ns = shown_run(opts.program, args, record)
+            v0_ns = ns if level == "v0" else v0_ns
             if k == 0:
                 print(("" if workload == "softplus" else "\n") + header)
-            print(line, flush=True)
+            print(with_vs_v0(header, line, ns, v0_ns), flush=True)
     return 0
 
 
