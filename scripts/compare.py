@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Two programs (two builds of one, or two implementations), level by level, in adjacent pairs of runs.
+
+    scripts/compare.py --a OLD --b NEW [--workloads softplus,graph] [--levels v0,v2] [--pairs 9]
+
+Each (workload, level) gets its N from A (bench.py's calibration rule, until a run lasts --min-time).
+Then --pairs rounds: every round runs each (workload, level)'s A and B back to back, in a random order
+within the pair and with the levels shuffled, so that drift hits both runs of a pair and cancels in
+their ratio. A pair's value is B's timed-region seconds over A's (the programs' own JSON `seconds`).
+The report gives the median of those ratios and its 95% distribution-free interval (stats.median_ci):
+"tie" when the interval contains 1.0, else "B faster" or "B slower".
+
+Every run's sums are checked: by default A's and B's must be identical at the same N (a refactoring
+keeps every digit); --contract-tolerance accepts the contract's 1e-12 / 1e-9 instead (two
+implementations). Exit status: 0, 1 when sums differ or a run fails, 2 for bad usage.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import stats  # noqa: E402
+from bench import next_iters, tolerance  # noqa: E402
+from impls import BASELINES, LEVELS, WORKLOAD_LEVELS, WORKLOADS  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+SUMS = {"softplus": ("sum_f", "sum_dx", "sum_dy"), "graph": ("sum_loss", "sum_grad_in", "sum_grad_all")}
+
+
+def run(program: list[str], workload: str, level: str, n: int, opts: argparse.Namespace) -> dict:
+    """One run's JSON record; raises RuntimeError with the program's error line on a failure."""
+    argv = program + (["--workload", "graph", "--ops", str(opts.ops)] if workload == "graph" else []) \
+        + ["--level", level, "--iters", str(n), "--seed", str(opts.seed), "--json"] \
+        + (["--threads", str(opts.threads)] if level == "v4" and opts.threads else [])
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=opts.timeout, cwd=ROOT)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{shlex.join(argv)}: exit {proc.returncode}: {proc.stderr.strip()[:200]}")
+    return json.loads(proc.stdout)
+
+
+def calibrate(program: list[str], workload: str, level: str, opts: argparse.Namespace) -> int:
+    n = 1
+    while True:
+        seconds = run(program, workload, level, n, opts)["seconds"]
+        if seconds >= opts.min_time:
+            return n
+        n = next_iters(n, seconds, opts.min_time)
+
+
+def same_sums(a: dict, b: dict, workload: str, level: str, contract: bool) -> bool:
+    keys = SUMS[workload]
+    if not contract:
+        return all(a[k] == b[k] for k in keys)
+    return all(abs(a[k] - b[k]) <= tolerance(level) * max(abs(a[k]), abs(b[k]), 1e-300) for k in keys)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--a", required=True, help="the baseline's command (shell words), e.g. build-old/autograd-c")
+    p.add_argument("--b", required=True, help="the command compared with it")
+    p.add_argument("--workloads", default=",".join(WORKLOADS))
+    p.add_argument("--levels", help="levels (default: every level of each workload, baselines included)")
+    p.add_argument("--pairs", type=int, default=9, help="rounds of adjacent pairs (default 9)")
+    p.add_argument("--min-time", type=float, default=0.1, help="seconds A's run lasts at least (default 0.1)")
+    p.add_argument("--ops", type=int, default=10_000, help="graph ops (default 10,000)")
+    p.add_argument("--threads", type=int, help="v4's --threads (default: the programs' own)")
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--shuffle-seed", type=int, help="seed of the run order (default: random, printed)")
+    p.add_argument("--timeout", type=float, default=300)
+    p.add_argument("--contract-tolerance", action="store_true",
+                   help="sums within the contract's tolerances instead of identical")
+    p.add_argument("--json", type=Path, help="also write every value to this file")
+    opts = p.parse_args(argv)
+    workloads = opts.workloads.split(",")
+    if any(w not in WORKLOADS for w in workloads) or opts.pairs < 1:
+        p.error(f"workloads are {', '.join(WORKLOADS)}; --pairs at least 1")
+    every = {"softplus": LEVELS + BASELINES, "graph": WORKLOAD_LEVELS["graph"]}
+    cells = [(w, lv) for w in workloads for lv in every[w] if not opts.levels or lv in opts.levels.split(",")]
+    if not cells:
+        p.error("no level to compare")
+    a, b = shlex.split(opts.a), shlex.split(opts.b)
+    seed = opts.shuffle_seed if opts.shuffle_seed is not None else random.SystemRandom().randrange(2**32)
+    rng = random.Random(seed)
+    problems: list[str] = []
+    iters, ratios = {}, {c: [] for c in cells}
+    try:
+        for cell in cells:
+            iters[cell] = calibrate(a, *cell, opts)
+            print(f"[calibrate] {' '.join(cell)}: N = {iters[cell]:,}", file=sys.stderr, flush=True)
+        for rnd in range(1, opts.pairs + 1):
+            order = cells[:]
+            rng.shuffle(order)
+            for cell in order:
+                sides = [("a", a), ("b", b)]
+                rng.shuffle(sides)
+                got = {side: run(prog, *cell, iters[cell], opts) for side, prog in sides}
+                if not same_sums(got["a"], got["b"], *cell, opts.contract_tolerance):
+                    problems.append(f"{' '.join(cell)} N={iters[cell]}: sums differ: "
+                                    f"{[got['a'][k] for k in SUMS[cell[0]]]} vs {[got['b'][k] for k in SUMS[cell[0]]]}")
+                if got["a"]["seconds"] > 0:
+                    ratios[cell].append(got["b"]["seconds"] / got["a"]["seconds"])
+            print(f"[round {rnd}/{opts.pairs}] done", file=sys.stderr, flush=True)
+    except (RuntimeError, subprocess.TimeoutExpired) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(f"B / A, timed-region seconds, median of {opts.pairs} adjacent pairs [95% interval]   "
+          f"A = {opts.a}   B = {opts.b}   (shuffle seed {seed})")
+    rows = []
+    for cell in cells:
+        values = ratios[cell]
+        low, high, coverage = stats.median_ci(values)
+        med = stats.median(values)
+        read = "tie" if low <= 1.0 <= high else ("B faster" if high < 1.0 else "B slower")
+        print(f"  {cell[0]:<9} {cell[1]:<11} N={iters[cell]:<12,} {med:6.3f} [{low:.3f}, {high:.3f}]  {read}")
+        rows.append({"workload": cell[0], "level": cell[1], "iters": iters[cell], "ratios": values,
+                     "median": med, "interval": [low, high], "coverage": coverage, "read": read})
+    for line in problems:
+        print(f"FAILED   {line}")
+    if opts.json:
+        opts.json.write_text(json.dumps({"generated_by": "scripts/compare.py", "a": opts.a, "b": opts.b,
+                                         "pairs": opts.pairs, "min_time": opts.min_time, "shuffle_seed": seed,
+                                         "rows": rows, "problems": problems}, indent=1) + "\n")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
