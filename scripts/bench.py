@@ -82,19 +82,11 @@ LEVEL_ORDER = LEVELS + GPU_LEVELS + BASELINES
 REFERENCE_LIMIT = 500_000
 GRAPH_REFERENCE_LIMIT = 16          # samples of the graph reference (tens of ms each in CPython)
 MAX_ITERS = 10**12                  # contract §4
-# Contract-graph §G4, seed 42: (ops, samples) -> sum_loss, sum_grad_in, sum_grad_all; tests/reference.py's
-# table where it has one (this copy is for a reference without the graph workload).
-GRAPH_KNOWN = {k: tuple(float(x) for x in v) for k, v in getattr(reference, "GRAPH_KNOWN", {
-    (1, 1): ("0.10064404369400626", "5106.95268616257", "101.62585369409418"),
-    (4, 1): ("2.0446584875950129", "5323.3154959760641", "110.4620786701456"),
-    (10, 3): ("35.371967021681371", "18230.235988004089", "388.66216436295986"),
-    (100, 2): ("151.95241699108374", "12077.163367972953", "774.7622376575149"),
-    (1000, 2): ("1567.6085757628407", "12076.922925930347", "5912.1238700439235"),
-    (10000, 3): ("23602.952409132737", "18334.090537564793", "85928.921593130159"),
-}).items()}
+# Contract-graph §G4, seed 42: (ops, samples) -> sum_loss, sum_grad_in, sum_grad_all, as tests/reference.py
+# holds them (tests/test_graph_reference.py checks its table against docs/contract-graph.md's).
+GRAPH_KNOWN = {k: tuple(float(x) for x in v) for k, v in reference.GRAPH_KNOWN.items()}
 GRAPH_VERIFY = [(10, 3), (10000, 3)]   # the known answers each graph level is checked against
-# tests/reference.py's graph_sums(seed, ops, n), where it has one.
-GRAPH_REFERENCE: Callable[[int, int, int], Iterable[float]] | None = getattr(reference, "graph_sums", None)
+GRAPH_REFERENCE: Callable[[int, int, int], Iterable[float]] | None = reference.graph_sums
 
 
 # --- options ---------------------------------------------------------------------------------

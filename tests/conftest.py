@@ -16,20 +16,23 @@ BINARY = ROOT / BUILD / "autograd"
 TIMEOUT = 120
 
 sys.path.insert(0, str(ROOT / "scripts"))
-from impls import ALL_LEVELS, DEFAULT  # noqa: E402  (scripts/impls.py: the one registry)
+from impls import ALL_LEVELS, DEFAULT, LEVELS  # noqa: E402  (scripts/impls.py: the one registry)
 
 # Every implementation of the contract but the peers: its command, its make target (None: nothing to
-# build), its levels, from the registry the benchmark harness reads.
-IMPLS = {i.name: (i.command(BUILD), i.make_target(BUILD), i.levels) for i in DEFAULT if i.kind != "peer"}
+# build), its softplus and graph levels, from the registry the benchmark harness reads.
+IMPLS = {i.name: (i.command(BUILD), i.make_target(BUILD), i.levels, i.graph_levels)
+         for i in DEFAULT if i.kind != "peer"}
 
 
 class Program:
     """A command-line implementation of the contract, run as a subprocess."""
 
-    def __init__(self, argv: list[str], name: str = "codon", levels: list[str] = ALL_LEVELS):
+    def __init__(self, argv: list[str], name: str = "codon", levels: list[str] = ALL_LEVELS,
+                 graph_levels: list[str] = LEVELS):
         self.argv = argv
         self.name = name
         self.levels = levels
+        self.graph_levels = graph_levels
 
     def run(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
         return subprocess.run(self.argv + list(args), capture_output=True, text=True,
@@ -76,7 +79,7 @@ def impl(request, codon) -> Program:
     """Each implementation in turn (after the Codon program, the model); skipped when its toolchain is
     missing (the Makefile then prints a `skip:` line and builds nothing)."""
     name = request.param
-    argv, target, levels = IMPLS[name]
+    argv, target, levels, graph_levels = IMPLS[name]
     if target is not None:
         # The Makefile prints a skip line instead of failing when a port's compiler is missing.
         # A failed build fails (make removes the old binary first, so nothing stale is tested).
@@ -85,4 +88,4 @@ def impl(request, codon) -> Program:
         assert proc.returncode == 0, f"make {target} failed:\n{proc.stdout}{proc.stderr}"
         if not Path(argv[0]).exists():
             pytest.skip(f"{name}: {proc.stdout.strip()}")
-    return Program(argv, name, levels)
+    return Program(argv, name, levels, graph_levels)

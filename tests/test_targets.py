@@ -13,12 +13,13 @@ import pytest
 
 import reference as ref
 from conftest import ROOT, BUILD
+from impls import ALL_LEVELS
 
 # make target per compiled implementation; each prints the target and width on --version's second line.
 COMPILED = {"codon": "autograd", "c": "autograd-c", "zig": "autograd-zig", "rust": "autograd-rust"}
 # CPU=... for make, the qemu-user CPU model that has just that target's extensions, the vector width.
 TARGETS = {"x86-64-v2": ("Nehalem", 2), "x86-64-v3": ("Haswell", 4)}
-LEVELS = ["v0", "v1", "v2", "v3", "v4", "fused", "fused-simd"]
+LEVELS = ALL_LEVELS   # every CPU level and baseline (scripts/impls.py)
 N = 1000
 
 
