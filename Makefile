@@ -35,7 +35,7 @@ CODON_FLAGS := -release -l mvec $(CODON_CPU)
 # the program links softplus/gpu_driver.c, which loads the CUDA driver only when v5 runs.
 CUDA_WHEEL  := nvidia-cuda-nvcc-cu12==12.9.86
 LIBDEVICE   := $(VENV)/libdevice.10.bc
-GPU_FLAGS   := -libdevice $(LIBDEVICE) --linker-flags="$(abspath $(BUILD))/gpu_driver.o -ldl"
+GPU_FLAGS   := -libdevice $(LIBDEVICE) -l dl --linker-flags=$(abspath $(BUILD))/gpu_driver.o
 
 CODON_SRC   := $(wildcard *.codon core/*.codon cli/*.codon softplus/*.codon graph/*.codon)
 CODON_BUILD  = $(CODON) build $(CODON_FLAGS) $(GPU_FLAGS)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # How v3's speed depends on the batch, the lanes per tape var: builds copies of the Codon
 # program with other batch sizes and times their v3 alternately, then prints the medians.
-# Usage: scripts/batch_sizes.sh [softplus|graph] [ITERS] [REPEATS]   (from the repo root after `make build`)
+# Usage: scripts/batch_sizes.sh [softplus|graph] [ITERS] [REPEATS]   (from the repo root after `make build`;
+#        BUILD=DIR CPU=... as given to make)
 #   softplus: BATCH = 64 .. 1024 in softplus/simd.codon, ITERS samples (default 10,000,000)
 #   graph:    GRAPH_BATCH = 8 .. 64 in graph/simd.codon, 10,000 ops, ITERS samples (default 4,000)
 set -euo pipefail
@@ -14,14 +15,17 @@ esac
 repeats=${3:-7}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# The Codon build command exactly as the Makefile states it (flags, CPU target, v5's libdevice and driver).
+codon_build=$(make -s --no-print-directory BUILD="${BUILD:-build}" ${CPU:+CPU="$CPU"} \
+  --eval 'codon-build-command: ; @echo $(CODON_BUILD)' codon-build-command)
 
 # Each copy is made the way the Makefile makes build/autograd (its core/target.codon included).
 for b in "${sizes[@]}"; do
   mkdir "$tmp/$b"
-  cp -r build/codon-src/. "$tmp/$b/"
+  cp -r "${BUILD:-build}"/codon-src/. "$tmp/$b/"
   sed -i "s/^$name: Literal\[int\] = [0-9]*/$name: Literal[int] = $b/" "$tmp/$b/$file"
   grep -q "^$name: Literal\[int\] = $b\$" "$tmp/$b/$file"
-  ${CODON:-.venv/bin/codon} build -release -l mvec -o "$tmp/$b/autograd" "$tmp/$b/autograd.codon"
+  eval "$codon_build -o \"$tmp/$b/autograd\" \"$tmp/$b/autograd.codon\""
 done
 
 declare -A times

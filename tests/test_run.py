@@ -33,3 +33,12 @@ def test_a_refused_gpu_level_is_a_skip_line(tmp_path):
     lines = make_run(tmp_path, "ns=20")
     assert "skip: v5: --level v5 needs a CUDA device and driver: no CUDA driver (a fixture)" in lines
     assert sum(ln.startswith("good") for ln in lines) == 10
+
+
+def test_the_helper_scripts_build_codon_with_the_makefiles_command():
+    """scripts/batch_sizes.sh and v2_inlining.sh take Codon's build command from the Makefile
+    (CODON_BUILD: its flags, CPU target and v5's libdevice), never a copy of it."""
+    for script in ("batch_sizes.sh", "v2_inlining.sh"):
+        text = (ROOT / "scripts" / script).read_text()
+        assert "@echo $(CODON_BUILD)" in text and 'eval "$codon_build' in text, script
+        assert "codon build" not in text and "-release" not in text, script
