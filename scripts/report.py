@@ -116,13 +116,18 @@ class Data:
         """The compiled ports (C, Zig, Rust): what Codon is measured against."""
         return [n for n, i in self.impls.items() if i["kind"] == "port" and i.get("compiled")]
 
-    def label(self, name: str) -> str:
-        """How a row is named: peers marked as peers, a formula baseline as not an autograd."""
+    def label(self, name: str, workload: str = "softplus") -> str:
+        """How a row is named: peers marked as peers, a formula baseline as not an autograd, and a graph
+        row timed at other ops than the run's (JAX: its compile time) with its own M."""
         impl = self.impls[name]
+        notes = []
         if impl.get("kind") == "peer":
-            what = "peer, autograd" if impl.get("autograd", True) else "peer, formula baseline, not an autograd"
-            return f"{name} ({what})"
-        return name
+            notes.append("peer, autograd" if impl.get("autograd", True) else "peer, formula baseline, not an autograd")
+        if workload == "graph":
+            ops = sorted({r["ops"] for k, r in self.ok.items() if k[:2] == (name, "graph")})
+            if ops and ops != [self.doc["config"]["ops"]]:
+                notes.append(f"at {', '.join(f'{m:,}' for m in ops)} ops")
+        return f"{name} ({', '.join(notes)})" if notes else name
 
     def scaling(self, workload: str = "softplus") -> dict[str, list[dict[str, Any]]]:
         """v4's results at every thread count, per implementation, fewest threads first."""
@@ -150,7 +155,7 @@ def num(v: float | None, fmt: str = "{:.2f}") -> str:
 def ns_table(d: Data, workload: str = "softplus") -> list[str]:
     """Median time, implementation x level."""
     levels = d.levels(workload)
-    rows = [[d.label(n)] + [num(d.ns(n, lv, workload)) for lv in levels] for n in d.names(workload)]
+    rows = [[d.label(n, workload)] + [num(d.ns(n, lv, workload)) for lv in levels] for n in d.names(workload)]
     return table([d.unit(workload).replace("_per_", "/")] + levels, rows, "l" + "r" * len(levels))
 
 
@@ -163,7 +168,7 @@ def normalized_table(d: Data, workload: str = "softplus") -> list[str]:
         for lv in levels:
             best = d.fastest(lv, workload)
             cells.append("**1.00**" if n == best else d.ratio(n, best, lv, workload) if best else "-")
-        rows.append([d.label(n)] + cells)
+        rows.append([d.label(n, workload)] + cells)
     return table(["x fastest"] + levels, rows, "l" + "r" * len(levels))
 
 
@@ -190,7 +195,7 @@ def ladder_table(d: Data, workload: str = "softplus") -> list[str]:
             v = d.ns(n, lv, workload)
             cells.append("-" if v is None else (f"{v:.2f}" + (f" ({v0 / v:.1f}x)" if v0 and lv != "v0" else "")))
         best = min((d.ns(n, lv, workload) for lv in LEVELS if d.ns(n, lv, workload)), default=None)
-        rows.append([d.label(n)] + cells + [num(v0 / best if v0 and best else None, "{:.1f}x")])
+        rows.append([d.label(n, workload)] + cells + [num(v0 / best if v0 and best else None, "{:.1f}x")])
     unit = d.unit(workload).replace("_per_", "/")
     return table([f"{unit} (x its v0)"] + LEVELS + ["v0 / best level"], rows, "l" + "r" * (len(LEVELS) + 1))
 
@@ -218,7 +223,7 @@ def threads_table(d: Data, workload: str = "softplus") -> list[str]:
         v3 = d.ns(n, "v3", workload)
         for r in rs:
             speedup = v3 / r[unit] if v3 else None
-            rows.append([d.label(n), str(r["threads"]), f"{r[unit]:.2f}", num(speedup, "{:.2f}x"),
+            rows.append([d.label(n, workload), str(r["threads"]), f"{r[unit]:.2f}", num(speedup, "{:.2f}x"),
                          num(speedup / r["threads"] if speedup else None, "{:.0%}")])
     if not rows:
         return ["No v4 was timed.", ""]
@@ -497,7 +502,7 @@ def charts(d: Data, out: Path) -> list[str]:
         for k, n in enumerate(names):
             xs = [i + k * width for i, lv in enumerate(levels) if d.ns(n, lv, "graph")]
             ys = [d.ns(n, lv, "graph") for lv in levels if d.ns(n, lv, "graph")]
-            ax.bar(xs, ys, width, color=colors[n], label=d.label(n))
+            ax.bar(xs, ys, width, color=colors[n], label=d.label(n, "graph"))
         ax.set_xticks([i + 0.4 - width / 2 for i in range(len(levels))], levels)
         ax.set_yscale("log")
         ax.set_ylabel("ns per op (log scale; lower is better)")

@@ -720,3 +720,18 @@ def test_peer_known_answers(peer):
     rec = json.loads(proc.stdout)
     for got, want in zip((rec["f"], rec["dfdx"], rec["dfdy"]), reference.point(x, y)):
         assert reference.rel_diff(got, want) <= 1e-14
+
+
+def test_report_labels_a_graph_row_timed_at_other_ops_with_its_ops(tmp_path):
+    """JAX's graph row is timed at 100 ops (compile time) beside everyone's 10,000: every table says so."""
+    doc = json.loads((FIXTURES / "bench-small.json").read_text())
+    row = next(r for r in doc["results"] if (r["impl"], r["workload"], r["level"]) == ("codon", "graph", "v3"))
+    doc["results"].append({**row, "impl": "torch", "ops": 100})
+    raw = tmp_path / "raw.json"
+    raw.write_text(json.dumps(doc))
+    proc = subprocess.run([sys.executable, str(REPORT), str(raw), "--out", str(tmp_path), "--no-charts"],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    graph = (tmp_path / "README.md").read_text().split("### Graph workload", 1)[1]
+    assert "| torch (peer, autograd, at 100 ops) |" in graph
+    assert "| codon |" in graph and "| codon (" not in graph
