@@ -814,11 +814,19 @@ def summarise(pairs: list[Pair]) -> list[dict[str, Any]]:
 
 
 def short_runs(pairs: list[Pair], results: list[dict[str, Any]], opts: argparse.Namespace) -> list[str]:
-    """Notes on calibrated pairs whose median run lasted under half of --min-time (a slow calibration run)."""
-    return [f"{p.key}: median run {e['median_s']:.3f} s, under half of --min-time {opts.min_time:g} s (its "
-            "calibration run was slower than the timed ones)" for p, e in zip(pairs, results)
-            if e["status"] == "ok" and e["median_s"] < opts.min_time / 2
-            and not (opts.iters if p.impl.compiled else opts.python_iters)]
+    """A note for every calibrated pair with timed runs shorter than --min-time: the compiled programs of a
+    level share one N, calibrated on the first of them, so a faster one's runs are shorter (and a
+    calibration run slower than the timed ones leaves them all short)."""
+    out = []
+    for p, e in zip(pairs, results):
+        if e["status"] != "ok" or (opts.iters if p.impl.compiled else opts.python_iters):
+            continue
+        short = [r["seconds"] for r in p.runs if r["seconds"] < opts.min_time]
+        if short:
+            out.append(f"{p.key}: {len(short)} of {len(p.runs)} timed runs under --min-time {opts.min_time:g} s "
+                       f"(shortest {min(short):.3f} s, at N={p.iters:,}"
+                       + (", the N its level's compiled programs share)" if p.impl.compiled else ")"))
+    return out
 
 
 def shown_command(argv: list[str]) -> str:

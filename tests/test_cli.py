@@ -14,7 +14,7 @@ BAD_ARGS = [
     # repeated flags
     ["--iters", "5", "--iters", "5"], ["--json", "--json"], ["--level", "v2", "--level", "v2"],
     # levels
-    ["--level", "v5"], ["--level", "V2"], ["--level", ""], ["--level", "all "], ["--level", "fused_simd"],
+    ["--level", "v6"], ["--level", "V2"], ["--level", ""], ["--level", "all "], ["--level", "fused_simd"],
     # --iters: empty, signs, exponents, separators, hex, range, overflow
     ["--iters", ""], ["--iters", "0"], ["--iters", "-1"], ["--iters", "+5"], ["--iters", "1e6"],
     ["--iters", "1_000"], ["--iters", "1,000"], ["--iters", "0x10"], ["--iters", " 5"], ["--iters", "5 "],

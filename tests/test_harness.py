@@ -284,13 +284,16 @@ def test_median_interval_is_the_tightest_at_95_percent():
     assert stats.overlap((1, 2), (2, 3)) and not stats.overlap((1, 2), (2.5, 3))
 
 
-def test_a_run_much_shorter_than_min_time_is_noted():
+def test_every_run_shorter_than_min_time_is_noted():
     impl = bench.Impl("c", ["x"], "port", "C", ["v2"])
-    pairs = [bench.Pair(impl, "softplus", "v2"), bench.Pair(impl, "softplus", "v3")]
-    results = [{"status": "ok", "median_s": 0.04}, {"status": "ok", "median_s": 0.06}]
+    pairs = [bench.Pair(impl, "softplus", "v2", iters=64), bench.Pair(impl, "softplus", "v3", iters=64)]
+    pairs[0].runs = [{"seconds": s} for s in (0.12, 0.09, 0.11)]      # one run short of 0.1 s
+    pairs[1].runs = [{"seconds": s} for s in (0.10, 0.13, 0.11)]
+    results = [{"status": "ok"}, {"status": "ok"}]
     opts = bench.parse_args(["--min-time", "0.1"])
     (note,) = bench.short_runs(pairs, results, opts)
-    assert note.startswith("c v2: median run 0.040 s, under half of --min-time 0.1 s")
+    assert note == ("c v2: 1 of 3 timed runs under --min-time 0.1 s (shortest 0.090 s, at N=64, the N its "
+                    "level's compiled programs share)")
     assert bench.short_runs(pairs, results, bench.parse_args(["--min-time", "0.1", "--iters", "5"])) == []
 
 

@@ -89,7 +89,7 @@ def test_bad_input_is_refused_the_same_way(impl, codon, args):
     assert proc.stderr == codon.run(*args).stderr, impl.name
 
 
-MISSING = [(name, level) for name, (_, _, levels) in IMPLS.items()
+MISSING = [(name, level) for name, (_, _, levels, _) in IMPLS.items()
            for level in ref.SEQUENTIAL_LEVELS + ref.BATCHED_LEVELS if level not in levels]
 
 
