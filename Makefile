@@ -99,19 +99,19 @@ $(LIBDEVICE): | $(VENV)/bin/python
 	ln -sf "$$($(VENV)/bin/python -c 'import pathlib, nvidia.cuda_nvcc as n; print(pathlib.Path(next(iter(n.__path__))) / "nvvm/libdevice/libdevice.10.bc")')" $@
 
 # A port whose compiler is missing is skipped with a line, never failing the build (its tests skip too).
-$(BUILD)/autograd-c: ports/c/autograd.c $(TARGET_STAMP)
+$(BUILD)/autograd-c: ports/c/autograd.c $(wildcard ports/c/*/*.c) $(TARGET_STAMP)
 	@mkdir -p $(BUILD); rm -f $@
 	@if command -v $(CC) >/dev/null 2>&1; then \
 	  echo "$(CC) $(C_FLAGS) -o $@ $< $(C_LIBS)"; $(CC) $(C_FLAGS) -o $@ $< $(C_LIBS); \
 	else echo "skip: C port ($(CC) not found)"; fi
 
-$(BUILD)/autograd-rust: ports/rust/autograd.rs $(TARGET_STAMP)
+$(BUILD)/autograd-rust: ports/rust/autograd.rs $(wildcard ports/rust/*/*.rs) $(TARGET_STAMP)
 	@mkdir -p $(BUILD); rm -f $@
 	@if command -v $(RUSTC) >/dev/null 2>&1; then \
 	  echo "AUTOGRAD_TARGET=$(CPU) $(RUSTC) $(RUST_FLAGS) -o $@ $<"; AUTOGRAD_TARGET=$(CPU) $(RUSTC) $(RUST_FLAGS) -o $@ $<; \
 	else echo "skip: Rust port ($(RUSTC) not found)"; fi
 
-$(BUILD)/autograd-zig: ports/zig/autograd.zig $(VENV)/.zig $(TARGET_STAMP)
+$(BUILD)/autograd-zig: ports/zig/autograd.zig $(wildcard ports/zig/*/*.zig) $(VENV)/.zig $(TARGET_STAMP)
 	@mkdir -p $(BUILD); rm -f $@
 	$(ZIG) build-exe $(ZIG_FLAGS) -femit-bin=$@ $<
 

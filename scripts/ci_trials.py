@@ -43,16 +43,18 @@ SABOTAGES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
     "v4-one-thread-codon": ("codon", [
         ("softplus/threads.codon", "@par(num_threads=threads,", "@par(num_threads=1,"),
         ("graph/threads.codon", "@par(num_threads=threads,", "@par(num_threads=1,")]),
-    "v4-one-thread-c": ("c", [("ports/c/autograd.c", "num_threads(threads)", "num_threads(1)")]),
+    "v4-one-thread-c": ("c", [
+        ("ports/c/softplus/threads.c", "num_threads(threads)", "num_threads(1)"),
+        ("ports/c/graph/threads.c", "num_threads(threads)", "num_threads(1)")]),
     "v4-one-thread-zig": ("zig", [
-        ("ports/zig/autograd.zig", "handles[t] = std.Thread.spawn(.{ .stack_size = 1 << 20 }, v4_worker, "
+        ("ports/zig/softplus/threads.zig", "handles[t] = std.Thread.spawn(.{ .stack_size = 1 << 20 }, v4_worker, "
          ".{ seed, n, t * nb / t_count, (t + 1) * nb / t_count, &partial[t] }) catch null;", "handles[t] = null;")]),
     "v4-one-thread-rust": ("rust", [
-        ("ports/rust/autograd.rs", "let t_count = threads.max(1) as u64;", "let t_count = 1u64 + 0 * threads as u64;")]),
+        ("ports/rust/softplus/threads.rs", "let t_count = threads.max(1) as u64;", "let t_count = 1u64 + 0 * threads as u64;")]),
     # A wrong constant: splitmix64's increment one off; every sum changes, verification must fail.
-    "c-wrong-constant": ("c", [("ports/c/autograd.c", "0x9E3779B97F4A7C15", "0x9E3779B97F4A7C16")]),
+    "c-wrong-constant": ("c", [("ports/c/core/rng.c", "0x9E3779B97F4A7C15", "0x9E3779B97F4A7C16")]),
     # The graph's lane loops left to gcc without `omp simd` (it unrolls them to scalar libm calls).
-    "c-graph-scalar-lanes": ("c", [("ports/c/autograd.c", '#define LANE_LOOP _Pragma("omp simd")',
+    "c-graph-scalar-lanes": ("c", [("ports/c/graph/simd.c", '#define LANE_LOOP _Pragma("omp simd")',
                                     "#define LANE_LOOP")]),
 }
 

@@ -1,0 +1,72 @@
+/* The pointer-linked graph of levels v0 and v1, the seed's first design: each node
+ * knows its inputs, computes its value when asked (recomputing its whole subgraph
+ * every time), and pushes gradients to its inputs by recursion. */
+
+enum { LEAF = 0, SUM = 1, PROD = 2, SOFTPLUS = 3 };
+
+typedef struct Node Node;
+struct Node {
+    int kind;
+    double leaf_val; /* the value of a LEAF; unused by the other kinds */
+    double grad;
+    Node *a;         /* inputs: none for a LEAF, `a` only for SOFTPLUS */
+    Node *b;
+};
+
+static void node_set(Node *node, int kind, double leaf_val, Node *a, Node *b);
+
+/* A fresh node from malloc (the Codon program's Node(...)); naive frees it. */
+static Node *node_new(int kind, double leaf_val, Node *a, Node *b)
+{
+    Node *node = malloc(sizeof *node);
+    if (node == NULL) {
+        fputs("error: out of memory\n", stderr);
+        exit(1);
+    }
+    node_set(node, kind, leaf_val, a, b);
+    return node;
+}
+
+/* (Re)make a node: used by node_new (v0) and by the v1 pool. */
+static void node_set(Node *node, int kind, double leaf_val, Node *a, Node *b)
+{
+    node->kind = kind;
+    node->leaf_val = leaf_val;
+    node->grad = 0.0;
+    node->a = a;
+    node->b = b;
+}
+
+/* The node's value, recomputed from the leaves on every call. */
+static double node_value(const Node *node)
+{
+    switch (node->kind) {
+    case SUM:
+        return node_value(node->a) + node_value(node->b);
+    case PROD:
+        return node_value(node->a) * node_value(node->b);
+    case SOFTPLUS:
+        return softplus(node_value(node->a));
+    default:
+        return node->leaf_val;
+    }
+}
+
+/* Add g to the node's grad and recurse into its inputs (chain rule). */
+static void node_backward(Node *node, double g)
+{
+    node->grad += g;
+    switch (node->kind) {
+    case SUM:
+        node_backward(node->a, g);
+        node_backward(node->b, g);
+        break;
+    case PROD:
+        node_backward(node->a, node_value(node->b) * g);
+        node_backward(node->b, node_value(node->a) * g);
+        break;
+    case SOFTPLUS:
+        node_backward(node->a, sigmoid(node_value(node->a)) * g);
+        break;
+    }
+}
