@@ -4,9 +4,10 @@ A peer is a program a user might pick instead of this project's autograd (NumPy,
 PyTorch). Each peer script gives `main` a `Peer`: its name, the levels it has for each
 workload and its functions (running N samples at a level, evaluating a single point).
 The command line and the output (contract §4-§6, graph G6) are the CPython port's own
-module, ports/python/cli.py, imported here, so the peers parse and print exactly what
-every implementation does; this file adds the clock around the iteration loop only,
-the untimed preparation a library needs, and the input streams as NumPy arrays.
+package, ports/python/cli/ (args.py, output.py), imported here, so the peers parse and
+print exactly what every implementation does; this file adds the clock around the
+iteration loop only, the untimed preparation a library needs, and the input streams as
+NumPy arrays.
 
 The heavy library is imported by the peer's functions only after the arguments have been
 checked, so bad input is answered at once and `--help` works where the library is absent.
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Callable, NamedTuple, NoReturn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "ports" / "python"))
-import cli  # noqa: E402  (ports/python/cli.py: the one command line and output module)
+import cli  # noqa: E402  (ports/python/cli/: the one command line and output package, args and output)
 
 # Samples per array batch: bounded memory, and small enough that a chunk's arrays stay in
 # the CPU's L2 cache between one array operation and the next (2^20 measured slower).

@@ -1,0 +1,2 @@
+# The Codon program's core/, shared by both workloads: rng (the input stream) and ops (the
+# scalar math). Its vmath, target and cuda are not needed here (README).
