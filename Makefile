@@ -50,7 +50,7 @@ C_FLAGS     := -O3 -march=$(CPU) -ffp-contract=off -fno-math-errno -fno-trapping
                -DAUTOGRAD_TARGET='"$(CPU)"'
 C_LIBS      := -lmvec -lm
 RUSTC       ?= rustc
-RUST_FLAGS  := -C opt-level=3 -C target-cpu=$(CPU)
+RUST_FLAGS  := -C opt-level=3 -C codegen-units=1 -C target-cpu=$(CPU)
 ZIG_WHEEL   := ziglang==0.17.1
 ZIG         := $(VENV)/bin/python -m ziglang
 ZIG_FLAGS   := -O ReleaseFast -mcpu=$(subst -,_,$(CPU)) -lc

@@ -184,7 +184,6 @@ fn evaluate(opts: &Options) -> Result<(), Failure> {
     Ok(())
 }
 
-#[inline(never)] // kept out of main, as in the one-file build (README, "Modules and inlining")
 fn real_main() -> Result<(), Failure> {
     use std::os::unix::ffi::OsStringExt;
     let args: Vec<Vec<u8>> = std::env::args_os().skip(1).map(|a| a.into_vec()).collect();

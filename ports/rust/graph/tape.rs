@@ -164,7 +164,6 @@ fn record_graph(tape: &mut GraphTape, seed: u64, s: u64, m: usize) {
     record_ops(tape, m);
 }
 
-#[inline] // into real_main, as the one-file build inlined it (README, "Modules and inlining")
 pub fn run_graph_v2(seed: u64, m: usize, n: u64) -> GraphSums {
     let mut tape = GraphTape::new(m);
     let mut total = GraphSums::ZERO;

@@ -6,7 +6,6 @@ use crate::core::rng::sample;
 use crate::core::ops::Sums;
 use super::nodes::{Kind, Node};
 
-#[inline] // into real_main, as the one-file build inlined it (README, "Modules and inlining")
 pub fn run_v0(seed: u64, n: u64) -> Sums {
     let (mut sum_f, mut sum_dx, mut sum_dy) = (0.0, 0.0, 0.0);
     for i in 0..n {
