@@ -705,15 +705,31 @@ def timed_run(pair: Pair, opts: argparse.Namespace, what: str) -> tuple[dict[str
             "sums": list(sums_of(rec, pair.workload)), "wall": round(proc.wall, 4), "cpu": round(proc.cpu, 4)}, proc
 
 
+def cell(p: Pair) -> tuple[str, str, int | None]:
+    """What a pair is compared within: its workload and level (v4: at its thread count)."""
+    return p.workload, p.level, p.threads
+
+
 def time_all(pairs: list[Pair], opts: argparse.Namespace) -> None:
-    """R rounds, each running every live pair once in a shuffled order; drop a pair that fails."""
+    """R rounds; each runs every live pair once, a cell (workload, level) at a time: the cells in a
+    shuffled order, and a cell's implementations back to back in a shuffled order, so that any two of
+    them ran adjacent to each other in every round (their paired ratios: `paired`). A pair that fails
+    is dropped."""
     live = [p for p in pairs if p.status == "verified"]
     rng = random.Random(opts.shuffle_seed)
     total, done, started = len(live) * opts.repeats, 0, time.monotonic()
     walls: dict[str, float] = {}           # last wall time of each pair: the ETA
     for rnd in range(1, opts.repeats + 1):
-        order = [p for p in live if p.status == "verified"]
-        rng.shuffle(order)
+        cells: dict[tuple, list[Pair]] = {}
+        for p in live:
+            if p.status == "verified":
+                cells.setdefault(cell(p), []).append(p)
+        groups = list(cells.values())
+        rng.shuffle(groups)
+        order = []
+        for group in groups:
+            rng.shuffle(group)
+            order += group
         for pair in order:
             if pair.status != "verified":
                 continue
@@ -725,7 +741,7 @@ def time_all(pairs: list[Pair], opts: argparse.Namespace) -> None:
             if rec is None:
                 log(f"{prefix}  FAILED: {pair.reason} (not run again)")
                 continue
-            pair.runs.append(rec)
+            pair.runs.append({**rec, "round": rnd})
             left = sum(walls.values()) * (opts.repeats - rnd) * len(live) / max(1, len(walls))
             eta = f"~{clock(left)} left" if rnd > 1 else "ETA after round 1"
             log(f"{prefix}  {rec['seconds']:8.3f} s {rec['ns_per_iter']:11.2f} ns/iter   "
@@ -811,6 +827,48 @@ def summarise(pairs: list[Pair]) -> list[dict[str, Any]]:
                               "ci_ns_per_op": [v / p.ops for v in entry["ci_ns_per_iter"]]})
         out.append(entry)
     return out
+
+
+def paired_ratios(a: Pair, b: Pair) -> list[float]:
+    """a's time per sample over b's, round by round: the rounds in which both ran (adjacent, time_all)."""
+    theirs = {r["round"]: r["seconds"] / b.iters for r in b.runs if "round" in r}
+    return [r["seconds"] / a.iters / theirs[r["round"]] for r in a.runs
+            if r.get("round") in theirs and theirs[r["round"]] > 0]
+
+
+def paired_reading(ratios: list[float]) -> dict[str, Any]:
+    """The median of paired ratios, its 95% distribution-free interval, and what it reads as: a tie
+    when the interval holds 1.0 (contract of the report), else faster or slower."""
+    low, high, coverage = stats.median_ci(ratios)
+    return {"ratios": ratios, "median": stats.median(ratios), "interval": [low, high], "coverage": coverage,
+            "read": "tie" if low <= 1.0 <= high else ("faster" if high < 1.0 else "slower")}
+
+
+def compare_paired(pairs: list[Pair], results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each timed pair against its cell's fastest (by median per sample), and the Codon program against the
+    best compiled port of each cell, all from adjacent runs: entries' `paired` and the raw file's
+    `codon_vs_best_port`."""
+    by_pair = {id(p): e for p, e in zip(pairs, results)}
+    cells: dict[tuple, list[Pair]] = {}
+    for p in pairs:
+        if by_pair[id(p)]["status"] == "ok" and not p.scan:
+            cells.setdefault(cell(p), []).append(p)
+    codon: dict[str, Any] = {}
+    for key, group in cells.items():
+        fastest = min(group, key=lambda p: by_pair[id(p)]["ns_per_iter"])
+        for p in group:
+            ratios = paired_ratios(p, fastest) if p is not fastest else []
+            if ratios:
+                by_pair[id(p)]["paired"] = {"against": fastest.impl.name, **paired_reading(ratios)}
+        mine = [p for p in group if p.impl.kind == "codon"]
+        ports = [p for p in group if p.impl.kind == "port" and p.impl.compiled]
+        if mine and ports:
+            best = min(ports, key=lambda p: by_pair[id(p)]["ns_per_iter"])
+            ratios = paired_ratios(mine[0], best)
+            if ratios:
+                codon[" ".join(str(k) for k in key if k)] = {"workload": key[0], "level": key[1], "threads": key[2],
+                                                            "port": best.impl.name, **paired_reading(ratios)}
+    return codon
 
 
 def short_runs(pairs: list[Pair], results: list[dict[str, Any]], opts: argparse.Namespace) -> list[str]:
@@ -1278,6 +1336,7 @@ def main(argv: list[str] | None = None) -> int:
         notes += [f"{s.impl.name} {', '.join(s.impl.gpu_levels)} not timed: {s.gpu[len('no: '):]}"
                   for s in states if s.gpu.startswith("no: ")]
         results = summarise(pairs)
+        codon_vs_best_port = compare_paired(pairs, results)
         notes += short_runs(pairs, results, opts)
         budget_lines, breaches, verdicts = [], 0, []
         if opts.ci:
@@ -1304,6 +1363,7 @@ def main(argv: list[str] | None = None) -> int:
                 for s in states],
             "calibration": calibrations,
             "results": results,
+            "codon_vs_best_port": codon_vs_best_port,
             "notes": notes,
             **({"budgets": verdicts} if opts.ci else {}),
         }
@@ -1317,6 +1377,11 @@ def main(argv: list[str] | None = None) -> int:
     for workload in opts.workloads:
         if any(e["workload"] == workload for e in results):
             print(summary_table(results, workload))
+    if codon_vs_best_port:
+        print("codon / best port, per sample, median of paired ratios from adjacent runs [95% interval]:")
+        for key, e in codon_vs_best_port.items():
+            print(f"  {key:<22} {e['median']:6.3f} [{e['interval'][0]:.3f}, {e['interval'][1]:.3f}]  "
+                  f"{e['read']:<7} ({e['port']})")
     problems = [f"{s.impl.name}: {s.status}: {s.reason}" for s in states if s.status == "build-failed"]
     problems += [f"{s.impl.name}: graph probe {s.graph}" for s in states if s.graph.startswith("failed")]
     problems += [f"{s.impl.name}: GPU probe {s.gpu}" for s in states if s.gpu.startswith("failed")]

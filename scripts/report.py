@@ -76,6 +76,10 @@ class Data:
         self.results = doc["results"]
         self.ok = {(r["impl"], r["workload"], r["level"]): r for r in self.results
                    if r["status"] == "ok" and not r.get("scan")}
+        # Ratios from adjacent runs (bench.py's interleaved rounds), where the run has them: each pair
+        # against its level's fastest, and Codon against the best port.
+        self.paired = {k: r["paired"] for k, r in self.ok.items() if "paired" in r}
+        self.codon_best = {(e["workload"], e["level"]): e for e in doc.get("codon_vs_best_port", {}).values()}
 
     def levels(self, workload: str = "softplus") -> list[str]:
         """The levels timed in a workload, in order."""
@@ -105,7 +109,12 @@ class Data:
         return min(timed, key=lambda n: self.ns(n, level, workload)) if timed else None
 
     def ratio(self, impl: str, other: str, level: str, workload: str = "softplus") -> str:
-        """impl's median over other's, marked TIE when their 95% intervals overlap; '-' if either is absent."""
+        """impl over other: the median of their paired ratios where the run has them, marked TIE when its 95%
+        interval holds 1.00; else the ratio of medians, TIE when their 95% intervals overlap; '-' if either
+        is absent."""
+        paired = self.paired.get((impl, workload, level))
+        if paired and paired["against"] == other:
+            return f"{TIE if paired['read'] == 'tie' else ''}{paired['median']:.2f}"
         a, b = self.ns(impl, level, workload), self.ns(other, level, workload)
         if a is None or b is None:
             return "-"
@@ -310,6 +319,13 @@ def method(d: Data) -> str:
     coverage = min((r["ci_coverage"] for r in d.results if r["status"] == "ok"), default=1.0)
     weak = (f"; with {c['repeats']} runs an interval can only be [min, max], which covers the median with "
             f"{coverage:.0%}" if coverage < 0.95 else "")
+    if d.paired:
+        return (f"Every pair was checked against the reference before timing, then timed {c['repeats']} times in "
+                f"rounds (seed {c['shuffle_seed']}), one process per run, {size}. Each round ran the levels in a "
+                "shuffled order and a level's implementations back to back, also shuffled, so every ratio to a "
+                "level's fastest is the median of that many paired ratios from adjacent runs; "
+                f"{TIE} marks one whose 95% interval (order statistics, distribution-free{weak}) holds 1.00: a tie "
+                "at this machine's noise. Times per sample are medians.")
     return (f"Every pair was checked against the reference before timing, then timed {c['repeats']} times in rounds "
             f"whose order was shuffled (seed {c['shuffle_seed']}), one process per run, {size}. Tables give the "
             f"median; {TIE} marks a ratio whose two 95% confidence intervals of the median (order statistics, "
@@ -368,6 +384,11 @@ def cross_machine(runs: list[Data]) -> list[str]:
                 continue
             cells = []
             for lv in levels:
+                e = d.codon_best.get((workload, lv))
+                if e:
+                    lo, hi = e["interval"]
+                    cells.append(f"{TIE if e['read'] == 'tie' else ''}{e['median']:.2f} [{lo:.2f}, {hi:.2f}] ({e['port']})")
+                    continue
                 best = d.fastest(lv, workload, among=d.ports())
                 cells.append(d.ratio("codon", best, lv, workload) + f" ({best})" if best and d.ns("codon", lv, workload)
                              else "-")
@@ -406,8 +427,10 @@ def markdown(runs: list[Data], charts: list[str], out: Path) -> str:
              "## Machines", "",
              *machines_table(runs),
              "## Codon against the best port, every machine", "",
-             f"Codon's median over the fastest compiled port's (named) at each level; below 1.00 Codon is faster; "
-             f"{TIE}: the 95% intervals overlap.", "", *cross_machine(runs)]
+             f"Codon over the fastest compiled port (named) at each level; below 1.00 Codon is faster. Where a run "
+             f"has them, the median of paired ratios from adjacent runs with its 95% interval, {TIE} when the "
+             f"interval holds 1.00; else (older runs) the ratio of medians, {TIE} when the two 95% intervals "
+             "overlap.", "", *cross_machine(runs)]
     for k, d in enumerate(runs):
         lines += machine_section(d, charts if k == 0 else [], out)
     return "\n".join(lines).rstrip() + "\n"

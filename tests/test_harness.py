@@ -739,3 +739,28 @@ def test_report_labels_a_graph_row_timed_at_other_ops_with_its_ops(tmp_path):
     graph = (tmp_path / "README.md").read_text().split("### Graph workload", 1)[1]
     assert "| torch (peer, autograd, at 100 ops) |" in graph
     assert "| codon |" in graph and "| codon (" not in graph
+
+
+def test_each_round_runs_a_levels_implementations_back_to_back_and_ratios_are_paired(tmp_path):
+    """Interleaved rounds: a level's implementations adjacent, so their ratios pair run by run; the
+    Codon program against the best port too. Fixed ns per sample make every ratio exact."""
+    calls = tmp_path / "calls.log"
+    both = ("levels=v2,v3",)
+    entries = [fake("good", "ns=100", *both, name="codon", kind="codon", levels=("v2", "v3")),
+               fake("good", "ns=50", *both, name="c", levels=("v2", "v3")),
+               fake("good", "ns=80", *both, name="zig", levels=("v2", "v3"))]
+    proc, doc = run_bench(tmp_path, *entries, env={"FAKE_IMPL_LOG": str(calls)},
+                          sizes=("--iters", "3000", "--verify-iters", "1000", "--repeats", "6", "--timeout", "20"))
+    assert proc.returncode == 0, proc.stderr
+    timed = [ln.split()[0] + " " + ln.split()[ln.split().index("--level") + 1]
+             for ln in calls.read_text().splitlines() if "--iters 3000 " in ln]
+    assert len(timed) == 2 * 3 * 6
+    for k in range(0, len(timed), 3):                       # each cell's three runs back to back
+        chunk = timed[k:k + 3]
+        assert len({c.split()[1] for c in chunk}) == 1 and {c.split()[0] for c in chunk} == {"codon", "c", "zig"}
+    codon = result(doc, "codon")["paired"]
+    assert codon["against"] == "c" and codon["ratios"] == [2.0] * 6 and codon["read"] == "slower"
+    assert result(doc, "zig", "v3")["paired"]["median"] == pytest.approx(1.6)
+    assert "paired" not in result(doc, "c")                 # the fastest is not compared with itself
+    best = doc["codon_vs_best_port"]["softplus v2"]
+    assert (best["port"], best["median"], best["interval"], best["read"]) == ("c", 2.0, [2.0, 2.0], "slower")
