@@ -5,9 +5,9 @@ PyTorch). Each peer script gives `main` a `Peer`: its name, the levels it has fo
 workload and its functions (running N samples at a level, evaluating a single point).
 The command line and the output (contract §4-§6, graph G6) are the CPython port's own
 package, ports/python/cli/ (args.py, output.py), imported here, so the peers parse and
-print exactly what every implementation does; this file adds the clock around the
-iteration loop only, the untimed preparation a library needs, and the input streams as
-NumPy arrays.
+print exactly what every implementation does; this file adds the clocks (wall and CPU
+time) around the iteration loop only, the untimed preparation a library needs, and the
+input streams as NumPy arrays.
 
 The heavy library is imported by the peer's functions only after the arguments have been
 checked, so bad input is answered at once and `--help` works where the library is absent.
@@ -125,6 +125,12 @@ def fail(message: str, status: int) -> NoReturn:
     sys.exit(status)
 
 
+def cpu_clock(level: str) -> Callable[[], int]:
+    """The CPU clock of a level's timed region, in ns (contract §5): the process's for v4,
+    whose threads all work, the calling thread's own for the single-threaded levels."""
+    return time.process_time_ns if level == "v4" else time.thread_time_ns
+
+
 def run_levels(peer: Peer, opts: cli.Options) -> None:
     """The softplus workload, each level: prepare (untimed), then the clock around the
     iteration loop only, one line as soon as it is done."""
@@ -134,10 +140,13 @@ def run_levels(peer: Peer, opts: cli.Options) -> None:
     for level in opts.levels:
         threads = opts.threads if level == "v4" else 1
         peer.prepare(level, opts.seed, opts.iters, threads)
+        cpu_now = cpu_clock(level)
         start = time.perf_counter_ns()
+        cpu_start = cpu_now()
         sums = peer.run(level, opts.seed, opts.iters, threads)
+        cpu_seconds = (cpu_now() - cpu_start) / 1e9
         seconds = (time.perf_counter_ns() - start) / 1e9
-        r = cli.Result(peer.impl, level, opts.iters, opts.seed, threads, seconds, sums)
+        r = cli.Result(peer.impl, level, opts.iters, opts.seed, threads, seconds, cpu_seconds, sums)
         if level == "v0":
             v0_seconds = seconds
         cli.emit(cli.json_line(r) if opts.json else cli.text_line(r, v0_seconds))
@@ -145,23 +154,28 @@ def run_levels(peer: Peer, opts: cli.Options) -> None:
 
 def run_graph_levels(peer: Peer, opts: cli.Options) -> None:
     """The graph workload, likewise. A compilation's time, where the peer has one, is
-    a key of its own after `seconds` in JSON and a line of its own after the row in text."""
+    a key of its own after `cpu_seconds` in JSON and a line of its own after the row in
+    text."""
     if not opts.json:
         cli.emit(cli.graph_text_header())
     v0_seconds = 0.0
     for level in opts.levels:
         threads = opts.threads if level == "v4" else 1
         compile_seconds = peer.prepare_graph(level, opts.seed, opts.ops, opts.iters, threads)
+        cpu_now = cpu_clock(level)
         start = time.perf_counter_ns()
+        cpu_start = cpu_now()
         sums = peer.run_graph(level, opts.seed, opts.ops, opts.iters, threads)
+        cpu_seconds = (cpu_now() - cpu_start) / 1e9
         seconds = (time.perf_counter_ns() - start) / 1e9
-        r = cli.GraphResult(peer.impl, level, opts.ops, opts.iters, opts.seed, threads, seconds, sums)
+        r = cli.GraphResult(peer.impl, level, opts.ops, opts.iters, opts.seed, threads, seconds,
+                            cpu_seconds, sums)
         if level == "v0":
             v0_seconds = seconds
         if opts.json:
             fields = cli.graph_json_fields(r)
             if compile_seconds is not None:
-                at = [key for key, _ in fields].index("seconds") + 1
+                at = [key for key, _ in fields].index("cpu_seconds") + 1
                 fields.insert(at, ("compile_seconds", cli.g17(compile_seconds)))
             cli.emit(cli.json_object(fields))
         else:

@@ -68,10 +68,10 @@ from impls import (BASELINES, DEFAULT, GPU_LEVELS, LEVELS, SEQUENTIAL, WORKLOAD_
 SCHEMA = 2
 SUM_KEYS = {"softplus": ["sum_f", "sum_dx", "sum_dy"], "graph": ["sum_loss", "sum_grad_in", "sum_grad_all"]}
 # The JSON keys in order (contract §5, §G6); programs from before the graph contract lack "workload".
-KEYS = {"softplus": ["impl", "workload", "level", "iters", "seed", "threads", "seconds", "ns_per_iter",
-                     *SUM_KEYS["softplus"]],
-        "graph": ["impl", "workload", "level", "ops", "iters", "seed", "threads", "seconds", "ns_per_iter",
-                  "ns_per_op", *SUM_KEYS["graph"]]}
+KEYS = {"softplus": ["impl", "workload", "level", "iters", "seed", "threads", "seconds", "cpu_seconds",
+                     "ns_per_iter", *SUM_KEYS["softplus"]],
+        "graph": ["impl", "workload", "level", "ops", "iters", "seed", "threads", "seconds", "cpu_seconds",
+                  "ns_per_iter", "ns_per_op", *SUM_KEYS["graph"]]}
 OLD_SOFTPLUS_KEYS = [k for k in KEYS["softplus"] if k != "workload"]
 NOT_IMPLEMENTED = re.compile(r"^error: level \S+ is not implemented by this program")
 NO_DEVICE = re.compile(r"^error: --level (\S+) needs a CUDA device and driver: (.*)")
@@ -317,7 +317,7 @@ def parse_record(stdout: str, expected: dict[str, Any]) -> dict[str, Any]:
     workload = expected.get("workload", "softplus")
     allowed = [KEYS[workload]] + ([OLD_SOFTPLUS_KEYS] if workload == "softplus" else [])
     if workload == "graph":   # a peer that compiles before the clock adds its time (contract §6)
-        at = KEYS["graph"].index("seconds") + 1
+        at = KEYS["graph"].index("cpu_seconds") + 1
         allowed.append(KEYS["graph"][:at] + ["compile_seconds"] + KEYS["graph"][at:])
     if not isinstance(rec, dict) or list(rec) not in allowed:
         raise ValueError(f"keys {list(rec) if isinstance(rec, dict) else type(rec).__name__} "
@@ -328,8 +328,9 @@ def parse_record(stdout: str, expected: dict[str, Any]) -> dict[str, Any]:
     for key in KEYS[workload][KEYS[workload].index("threads"):]:
         if isinstance(rec[key], bool) or not isinstance(rec[key], (int, float)) or not math.isfinite(rec[key]):
             raise ValueError(f"{key} is {rec[key]!r}, not a finite number")
-    if rec["seconds"] < 0 or rec["threads"] < 1:
-        raise ValueError(f"seconds {rec['seconds']} or threads {rec['threads']} out of range")
+    if rec["seconds"] < 0 or rec["cpu_seconds"] < 0 or rec["threads"] < 1:
+        raise ValueError(f"seconds {rec['seconds']}, cpu_seconds {rec['cpu_seconds']} or threads "
+                         f"{rec['threads']} out of range")
     return rec
 
 
@@ -701,7 +702,8 @@ def timed_run(pair: Pair, opts: argparse.Namespace, what: str) -> tuple[dict[str
     if rec is None:
         pair.status, pair.reason = "failed", f"{what}: {why}"
         return None, proc
-    return {"seconds": rec["seconds"], "ns_per_iter": rec["ns_per_iter"], "threads": rec["threads"],
+    return {"seconds": rec["seconds"], "cpu_seconds": rec["cpu_seconds"], "ns_per_iter": rec["ns_per_iter"],
+            "threads": rec["threads"],
             "sums": list(sums_of(rec, pair.workload)), "wall": round(proc.wall, 4), "cpu": round(proc.cpu, 4)}, proc
 
 
@@ -829,11 +831,21 @@ def summarise(pairs: list[Pair]) -> list[dict[str, Any]]:
     return out
 
 
+def clock_of(a: Pair, b: Pair) -> str:
+    """The clock two pairs are compared by: the timed region's CPU time (`cpu_seconds`, which the neighbours'
+    load barely moves) for single-threaded levels of two compiled programs, whose CPU time is all on
+    the timing thread; wall time (`seconds`) for v4, whose speed-up is the point, and for the peers and
+    interpreters, whose runtimes may work on threads of their own."""
+    return "cpu_seconds" if a.level != "v4" and a.impl.compiled and b.impl.compiled else "seconds"
+
+
 def paired_ratios(a: Pair, b: Pair) -> list[float]:
-    """a's time per sample over b's, round by round: the rounds in which both ran (adjacent, time_all)."""
-    theirs = {r["round"]: r["seconds"] / b.iters for r in b.runs if "round" in r}
-    return [r["seconds"] / a.iters / theirs[r["round"]] for r in a.runs
-            if r.get("round") in theirs and theirs[r["round"]] > 0]
+    """a's time per sample over b's, round by round: the rounds in which both ran (adjacent, time_all),
+    by clock_of's clock."""
+    key = clock_of(a, b)
+    theirs = {r["round"]: r[key] / b.iters for r in b.runs if "round" in r and key in r}
+    return [r[key] / a.iters / theirs[r["round"]] for r in a.runs
+            if r.get("round") in theirs and theirs[r["round"]] > 0 and key in r]
 
 
 def paired_reading(ratios: list[float]) -> dict[str, Any]:
@@ -859,7 +871,8 @@ def compare_paired(pairs: list[Pair], results: list[dict[str, Any]]) -> dict[str
         for p in group:
             ratios = paired_ratios(p, fastest) if p is not fastest else []
             if ratios:
-                by_pair[id(p)]["paired"] = {"against": fastest.impl.name, **paired_reading(ratios)}
+                by_pair[id(p)]["paired"] = {"against": fastest.impl.name, "clock": clock_of(p, fastest),
+                                            **paired_reading(ratios)}
         mine = [p for p in group if p.impl.kind == "codon"]
         ports = [p for p in group if p.impl.kind == "port" and p.impl.compiled]
         if mine and ports:
@@ -867,7 +880,8 @@ def compare_paired(pairs: list[Pair], results: list[dict[str, Any]]) -> dict[str
             ratios = paired_ratios(mine[0], best)
             if ratios:
                 codon[" ".join(str(k) for k in key if k)] = {"workload": key[0], "level": key[1], "threads": key[2],
-                                                            "port": best.impl.name, **paired_reading(ratios)}
+                                                            "port": best.impl.name, "clock": clock_of(mine[0], best),
+                                                            **paired_reading(ratios)}
     return codon
 
 
@@ -1378,7 +1392,8 @@ def main(argv: list[str] | None = None) -> int:
         if any(e["workload"] == workload for e in results):
             print(summary_table(results, workload))
     if codon_vs_best_port:
-        print("codon / best port, per sample, median of paired ratios from adjacent runs [95% interval]:")
+        print("codon / best port, per sample, median of paired ratios from adjacent runs [95% interval]; "
+              "CPU time, v4 wall time:")
         for key, e in codon_vs_best_port.items():
             print(f"  {key:<22} {e['median']:6.3f} [{e['interval'][0]:.3f}, {e['interval'][1]:.3f}]  "
                   f"{e['read']:<7} ({e['port']})")

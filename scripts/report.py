@@ -323,7 +323,9 @@ def method(d: Data) -> str:
         return (f"Every pair was checked against the reference before timing, then timed {c['repeats']} times in "
                 f"rounds (seed {c['shuffle_seed']}), one process per run, {size}. Each round ran the levels in a "
                 "shuffled order and a level's implementations back to back, also shuffled, so every ratio to a "
-                "level's fastest is the median of that many paired ratios from adjacent runs; "
+                "level's fastest is the median of that many paired ratios from adjacent runs, by the timed "
+                "region's CPU time (single-threaded levels of compiled programs) or wall time (v4, peers, "
+                "interpreters); "
                 f"{TIE} marks one whose 95% interval (order statistics, distribution-free{weak}) holds 1.00: a tie "
                 "at this machine's noise. Times per sample are medians.")
     return (f"Every pair was checked against the reference before timing, then timed {c['repeats']} times in rounds "

@@ -96,8 +96,8 @@ def test_json_lines_shape(codon):
     records = codon.records("--iters", "10", "--seed", "18446744073709551615")
     assert [r["level"] for r in records] == ["v0", "v1", "v2", "v3", "v4"]
     for r in records:
-        assert list(r) == ["impl", "workload", "level", "iters", "seed", "threads", "seconds", "ns_per_iter",
-                           "sum_f", "sum_dx", "sum_dy"]
+        assert list(r) == ["impl", "workload", "level", "iters", "seed", "threads", "seconds", "cpu_seconds",
+                           "ns_per_iter", "sum_f", "sum_dx", "sum_dy"]
         assert r["workload"] == "softplus"
         assert r["impl"] == "codon" and r["iters"] == 10 and r["seed"] == 2**64 - 1
         assert isinstance(r["threads"], int) and r["threads"] >= 1
@@ -135,3 +135,16 @@ def test_seventeen_significant_digits(codon):
 def test_eval_overflow_is_an_error_not_infinity(codon):
     proc = codon.run("--eval", "1e200", "1e200")
     assert proc.returncode == 2 and "overflow" in proc.stderr and proc.stdout == ""
+
+
+def test_cpu_seconds_is_the_timed_regions_cpu_time(codon):
+    """Contract §5: this thread's CPU time for the single-threaded levels (never more than the wall time of
+    the same region, bar clock granularity), the process's for v4 (its threads add up: at least one
+    thread's worth)."""
+    for r in codon.records("--iters", "200000", "--threads", "2") + \
+            codon.records("--workload", "graph", "--ops", "100", "--iters", "300", "--threads", "2"):
+        assert 0 < r["cpu_seconds"], r
+        if r["level"] == "v4":
+            assert r["cpu_seconds"] >= 0.5 * r["seconds"], r
+        else:
+            assert r["cpu_seconds"] <= 1.02 * r["seconds"] + 1e-3, r

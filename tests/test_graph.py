@@ -58,7 +58,7 @@ def test_json_lines_shape(codon):
     assert [r["level"] for r in records] == GRAPH_LEVELS
     for r in records:
         assert list(r) == ["impl", "workload", "level", "ops", "iters", "seed", "threads", "seconds",
-                           "ns_per_iter", "ns_per_op", "sum_loss", "sum_grad_in", "sum_grad_all"]
+                           "cpu_seconds", "ns_per_iter", "ns_per_op", "sum_loss", "sum_grad_in", "sum_grad_all"]
         assert (r["impl"], r["workload"], r["ops"], r["iters"], r["seed"]) == ("codon", "graph", 10, 3, 7)
         assert abs(r["ns_per_op"] * 10 - r["ns_per_iter"]) <= 1e-9 * r["ns_per_iter"]
 

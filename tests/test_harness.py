@@ -382,7 +382,7 @@ def test_machine_slug_and_facts():
 
 def test_parse_record_follows_the_contract():
     rec = {"impl": "c", "workload": "softplus", "level": "v2", "iters": 5, "seed": 42, "threads": 1, "seconds": 0.5,
-           "ns_per_iter": 1e8, "sum_f": 1.0, "sum_dx": 2.0, "sum_dy": 3.0}
+           "cpu_seconds": 0.49, "ns_per_iter": 1e8, "sum_f": 1.0, "sum_dx": 2.0, "sum_dy": 3.0}
     line = json.dumps(rec)
     want = {"impl": "c", "level": "v2", "iters": 5, "seed": 42, "workload": "softplus"}
     assert bench.parse_record(line + "\n", want)["sum_dy"] == 3.0
@@ -401,8 +401,11 @@ def test_parse_record_follows_the_contract():
         bench.parse_record(line.replace("3.0", "NaN"), want)
     with pytest.raises(ValueError, match="one JSON line"):
         bench.parse_record(line + "\n" + line, want)
+    without_cpu = {k: v for k, v in rec.items() if k != "cpu_seconds"}       # contract §5: cpu_seconds is required
+    with pytest.raises(ValueError, match="keys"):
+        bench.parse_record(json.dumps(without_cpu), want)
     graph = {"impl": "c", "workload": "graph", "level": "v2", "ops": 10, "iters": 3, "seed": 42, "threads": 1,
-             "seconds": 0.1, "ns_per_iter": 1e3, "ns_per_op": 1e2, "sum_loss": 1.0, "sum_grad_in": 2.0,
+             "seconds": 0.1, "cpu_seconds": 0.1, "ns_per_iter": 1e3, "ns_per_op": 1e2, "sum_loss": 1.0, "sum_grad_in": 2.0,
              "sum_grad_all": 3.0}
     assert bench.sums_of(bench.parse_record(json.dumps(graph), {**want, "iters": 3, "workload": "graph",
                                                                 "ops": 10}), "graph") == (1.0, 2.0, 3.0)

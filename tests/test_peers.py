@@ -28,8 +28,8 @@ REGISTRY = {i.name: i for i in DEFAULT}
 GRAPH_LEVELS = {(i.name, lv): reference.GRAPH_SEQUENTIAL_RTOL if lv in SEQUENTIAL else reference.GRAPH_BATCHED_RTOL
                 for i in DEFAULT if i.name in PEERS for lv in i.graph_levels}
 WITHOUT_GRAPH = [name for name in PEERS if not REGISTRY[name].graph_levels]
-GRAPH_KEYS = ["impl", "workload", "level", "ops", "iters", "seed", "threads", "seconds", "ns_per_iter",
-              "ns_per_op", "sum_loss", "sum_grad_in", "sum_grad_all"]
+GRAPH_KEYS = ["impl", "workload", "level", "ops", "iters", "seed", "threads", "seconds", "cpu_seconds",
+              "ns_per_iter", "ns_per_op", "sum_loss", "sum_grad_in", "sum_grad_all"]
 TIMEOUT = 300
 
 
@@ -62,7 +62,7 @@ def test_graph_known_answers(peer, level):
     rtol = GRAPH_LEVELS[(peer, level)]
     for m, n in [(1, 1), (4, 1), (10, 3), (100, 2)]:
         (rec,) = graph_records(peer, "--level", level, "--ops", str(m), "--iters", str(n))
-        keys = GRAPH_KEYS[:8] + ["compile_seconds"] + GRAPH_KEYS[8:] if peer == "jax" else GRAPH_KEYS
+        keys = GRAPH_KEYS[:9] + ["compile_seconds"] + GRAPH_KEYS[9:] if peer == "jax" else GRAPH_KEYS
         assert list(rec) == keys
         assert (rec["impl"], rec["workload"], rec["level"], rec["ops"], rec["iters"], rec["seed"], rec["threads"]) == \
             (peer, "graph", level, m, n, 42, 1)

@@ -60,6 +60,7 @@ pub struct RunResult {
     pub seed: u64,
     pub threads: usize,
     pub seconds: f64,
+    pub cpu_seconds: f64, // the CPU time of the same region (contract §5)
     pub sums: Sums,
 }
 
@@ -77,6 +78,7 @@ pub struct GraphResult {
     pub seed: u64,
     pub threads: usize,
     pub seconds: f64,
+    pub cpu_seconds: f64,
     pub sums: GraphSums,
 }
 
@@ -200,6 +202,7 @@ pub fn json_line(r: &RunResult) -> String {
         ("seed", r.seed.to_string()),
         ("threads", r.threads.to_string()),
         ("seconds", g17(r.seconds)),
+        ("cpu_seconds", g17(r.cpu_seconds)),
         ("ns_per_iter", g17(r.ns_per_iter())),
         ("sum_f", g17(r.sums.f)),
         ("sum_dx", g17(r.sums.dx)),
@@ -217,6 +220,7 @@ pub fn graph_json_line(r: &GraphResult) -> String {
         ("seed", r.seed.to_string()),
         ("threads", r.threads.to_string()),
         ("seconds", g17(r.seconds)),
+        ("cpu_seconds", g17(r.cpu_seconds)),
         ("ns_per_iter", g17(r.ns_per_iter())),
         ("ns_per_op", g17(r.ns_per_op())),
         ("sum_loss", g17(r.sums.loss)),
