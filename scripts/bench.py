@@ -105,9 +105,11 @@ class Preset:
     graph_levels: tuple[str, ...] = tuple(WORKLOAD_LEVELS["graph"])   # the graph levels timed
 
 
-# 7 runs give a 98% interval [min, max] of the median; 0.25 s a run keeps `make bench` (every
-# implementation, both workloads, v4 over 1..2 threads) within about 5 minutes on 2 cores.
-FULL = Preset(min_time=0.25, repeats=7, results_dir="results", peers=True, timeout=120.0, thread_scan=True,
+# Many short rounds rank better than a few long ones: the paired ratios' 95% interval shrinks with the
+# number of pairs. Measured on the 2-core Zen 3 (AVX2), compiled pairs, median interval half-width
+# (results/raw/amd-epyc-fam25-model1-avx2/2026-12-01T12*.json): 7 rounds of 0.25 s 20% (195 s in all),
+# 31 of 0.06 s 5.9% (252 s), 45 of 0.04 s 4.5% (223 s) and, in make bench's run, 3.7% (273 s).
+FULL = Preset(min_time=0.04, repeats=45, results_dir="results", peers=True, timeout=120.0, thread_scan=True,
               workloads=tuple(WORKLOADS))
 # Every run lasts 0.25 s or more, long enough for v4's threads to show; the budgets take 9 adjacent
 # pairs each (see Budget); the graph at the levels its budgets compare. About 2.5 minutes after
