@@ -835,9 +835,10 @@ def summarise(pairs: list[Pair]) -> list[dict[str, Any]]:
 
 def clock_of(a: Pair, b: Pair) -> str:
     """The clock two pairs are compared by: the timed region's CPU time (`cpu_seconds`, which the neighbours'
-    load barely moves) for single-threaded levels of two compiled programs, whose CPU time is all on
-    the timing thread; wall time (`seconds`) for v4, whose speed-up is the point, and for the peers and
-    interpreters, whose runtimes may work on threads of their own."""
+    load barely moves) for single-threaded levels of two compiled programs, whose work is on the timing
+    thread (bar the Codon program's Boehm marker thread at v0: 2-6% of its wall time, README); wall time
+    (`seconds`) for v4, whose speed-up is the point, and for the peers and interpreters, whose runtimes
+    may work on threads of their own (JAX's CPU backend does)."""
     return "cpu_seconds" if a.level != "v4" and a.impl.compiled and b.impl.compiled else "seconds"
 
 
