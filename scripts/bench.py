@@ -62,8 +62,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 import machine  # noqa: E402
 import reference  # noqa: E402  (tests/reference.py: the independent oracle)
 import stats  # noqa: E402
-from impls import (BASELINES, DEFAULT, GPU_LEVELS, LEVELS, SEQUENTIAL, WORKLOAD_LEVELS,  # noqa: E402
-                   WORKLOADS, Impl, load_registry)
+from impls import (DEFAULT, LEVEL_ORDER, SEQUENTIAL, WORKLOAD_LEVELS, WORKLOADS, Impl,  # noqa: E402
+                   load_registry)
 
 SCHEMA = 2
 SUM_KEYS = {"softplus": ["sum_f", "sum_dx", "sum_dy"], "graph": ["sum_loss", "sum_grad_in", "sum_grad_all"]}
@@ -75,8 +75,6 @@ KEYS = {"softplus": ["impl", "workload", "level", "iters", "seed", "threads", "s
 OLD_SOFTPLUS_KEYS = [k for k in KEYS["softplus"] if k != "workload"]
 NOT_IMPLEMENTED = re.compile(r"^error: level \S+ is not implemented by this program")
 NO_DEVICE = re.compile(r"^error: --level (\S+) needs a CUDA device and driver: (.*)")
-# Every level a table may show, in the order it shows them.
-LEVEL_ORDER = LEVELS + GPU_LEVELS + BASELINES
 # Timed softplus sums at an N up to this are also checked against the Python reference itself
 # (about 3 s of CPython per million samples); above it, against the other programs.
 REFERENCE_LIMIT = 500_000

@@ -19,6 +19,8 @@ BASELINES = ["fused", "fused-simd"]
 ALL_LEVELS = LEVELS + BASELINES
 # Levels that need a device (contract §3, v5): timed where the program's probe finds one, else skipped.
 GPU_LEVELS = ["v5"]
+# Every level a table may show, in the order tables show them.
+LEVEL_ORDER = LEVELS + GPU_LEVELS + BASELINES
 # Contract §2 / §G4: the levels summed in index order agree within 1e-12; the others within 1e-9.
 SEQUENTIAL = {"v0", "v1", "v2", "fused"}
 WORKLOADS = ["softplus", "graph"]

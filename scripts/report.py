@@ -22,7 +22,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from impls import ALL_LEVELS, BASELINES, LEVELS  # noqa: E402
+from impls import BASELINES, LEVEL_ORDER, LEVELS  # noqa: E402
 from stats import overlap  # noqa: E402
 
 SCHEMA = 2
@@ -83,7 +83,7 @@ class Data:
 
     def levels(self, workload: str = "softplus") -> list[str]:
         """The levels timed in a workload, in order."""
-        return [lv for lv in ALL_LEVELS if any(k[1:] == (workload, lv) for k in self.ok)]
+        return [lv for lv in LEVEL_ORDER if any(k[1:] == (workload, lv) for k in self.ok)]
 
     def names(self, workload: str = "softplus") -> list[str]:
         """The implementations timed in a workload, in registry order."""
@@ -379,7 +379,7 @@ def cross_machine(runs: list[Data]) -> list[str]:
     """Codon's median over the best compiled port's, per level, one row per machine."""
     out = []
     for workload in ("softplus", "graph"):
-        levels = [lv for lv in ALL_LEVELS if any(lv in d.levels(workload) for d in runs)]
+        levels = [lv for lv in LEVEL_ORDER if any(lv in d.levels(workload) for d in runs)]
         rows = []
         for d in runs:
             if not any(d.ns("codon", lv, workload) for lv in levels):

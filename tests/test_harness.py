@@ -767,3 +767,18 @@ def test_each_round_runs_a_levels_implementations_back_to_back_and_ratios_are_pa
     assert "paired" not in result(doc, "c")                 # the fastest is not compared with itself
     best = doc["codon_vs_best_port"]["softplus v2"]
     assert (best["port"], best["median"], best["interval"], best["read"]) == ("c", 2.0, [2.0, 2.0], "slower")
+
+
+def test_report_shows_a_gpu_level_between_v4_and_the_baselines(tmp_path):
+    """A run with v5 (scripts/gpu_bench.sh on a GPU machine) gets its column in the report."""
+    doc = json.loads((FIXTURES / "bench-small.json").read_text())
+    row = next(r for r in doc["results"] if (r["impl"], r["workload"], r["level"]) == ("codon", "softplus", "v3"))
+    doc["results"].append({**row, "level": "v5", "ns_per_iter": 0.5})
+    raw = tmp_path / "raw.json"
+    raw.write_text(json.dumps(doc))
+    proc = subprocess.run([sys.executable, str(REPORT), str(raw), "--out", str(tmp_path), "--no-charts"],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    text = (tmp_path / "README.md").read_text()
+    assert "| ns/iter | v0 | v1 | v2 | v3 | v4 | v5 | fused | fused-simd |" in text
+    assert table_row(text, "time per sample", "codon")[5] == "0.50"
