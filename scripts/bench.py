@@ -698,13 +698,24 @@ def calibrate_all(pairs: list[Pair], opts: argparse.Namespace) -> list[dict[str,
 def timed_run(pair: Pair, opts: argparse.Namespace, what: str) -> tuple[dict[str, Any] | None, Proc]:
     """One timed run of pair at its N: (the run's record for the raw file, proc); (None, proc) after
     failing the pair, with `what` (`timed run 3`) in its reason."""
+    before = machine.cpu_clock()
     rec, why, proc = run_pair(pair, pair.iters, opts)
+    after = machine.cpu_clock()
     if rec is None:
         pair.status, pair.reason = "failed", f"{what}: {why}"
         return None, proc
     return {"seconds": rec["seconds"], "cpu_seconds": rec["cpu_seconds"], "ns_per_iter": rec["ns_per_iter"],
             "threads": rec["threads"],
-            "sums": list(sums_of(rec, pair.workload)), "wall": round(proc.wall, 4), "cpu": round(proc.cpu, 4)}, proc
+            "sums": list(sums_of(rec, pair.workload)), "wall": round(proc.wall, 4), "cpu": round(proc.cpu, 4),
+            **neighbours(before, after)}, proc
+
+
+def neighbours(before: tuple[float, ...] | None, after: tuple[float, ...] | None) -> dict[str, float]:
+    """What the rest of the machine did during one run: `other_load`, the CPUs other processes kept busy
+    on average, steal included, and `steal`, the CPUs the hypervisor gave to other guests (/proc/stat, in
+    clock ticks: 10 ms each, so a 0.04-s run reads in steps of 0.25 CPU); absent without /proc/stat."""
+    load, stolen = machine.other_load(before, after), machine.steal(before, after)
+    return {k: round(v, 3) for k, v in (("other_load", load), ("steal", stolen)) if v is not None}
 
 
 def cell(p: Pair) -> tuple[str, str, int | None]:
@@ -824,6 +835,10 @@ def summarise(pairs: list[Pair]) -> list[dict[str, Any]]:
                           "max_s": max(secs), "ns_per_iter": stats.median(secs) * per,
                           "ci_ns_per_iter": [low * per, high * per], "min_ns_per_iter": min(secs) * per,
                           "sums": p.runs[0]["sums"], "identical": p.identical})
+            for key in ("other_load", "steal"):           # the busiest run's neighbours
+                seen = [r[key] for r in p.runs if key in r]
+                if seen:
+                    entry[f"max_{key}"] = max(seen)
             if p.ops:
                 entry.update({"ns_per_op": entry["ns_per_iter"] / p.ops,
                               "ci_ns_per_op": [v / p.ops for v in entry["ci_ns_per_iter"]]})
@@ -1331,7 +1346,8 @@ def main(argv: list[str] | None = None) -> int:
         calibrations = calibrate_all(pairs, opts)
         before = machine.cpu_clock()
         time_all(pairs, opts)
-        host["other_load"] = machine.other_load(before, machine.cpu_clock())
+        after = machine.cpu_clock()
+        host["other_load"], host["steal"] = machine.other_load(before, after), machine.steal(before, after)
         wanted: list[Budget] = []
         count_skips: list[str] = []
         count_problems: list[str] = []

@@ -83,21 +83,31 @@ def vector_line(version_output: str) -> dict[str, Any]:
     return {"target": m["target"], "vector_width": int(m["width"]), "vector": m["what"]}
 
 
-def cpu_clock() -> tuple[float, float, float] | None:
-    """(wall, busy, own): now, the CPU seconds every CPU has spent busy since boot (/proc/stat, steal
-    included), and those of this process and its finished children; None where /proc/stat is absent."""
+def cpu_clock() -> tuple[float, float, float, float] | None:
+    """(wall, busy, own, steal): now, the CPU seconds every CPU has spent busy since boot (/proc/stat, steal
+    included), those of this process and its finished children, and the CPU seconds the hypervisor has
+    given to other guests since boot (steal); None where /proc/stat is absent."""
     try:
         ticks = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
     except (OSError, ValueError):
         return None
-    busy = (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")      # all but idle and iowait
+    hz = os.sysconf("SC_CLK_TCK")
+    busy = (sum(ticks) - ticks[3] - ticks[4]) / hz      # all but idle and iowait
     own = sum(getattr(resource.getrusage(who), f) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
               for f in ("ru_utime", "ru_stime"))
-    return time.monotonic(), busy, own
+    return time.monotonic(), busy, own, ticks[7] / hz
 
 
-def other_load(start: tuple[float, float, float] | None, end: tuple[float, float, float] | None) -> float | None:
+def other_load(start: tuple[float, ...] | None, end: tuple[float, ...] | None) -> float | None:
     """How many CPUs other processes kept busy, on average, between two cpu_clock() readings."""
     if not start or not end or end[0] <= start[0]:
         return None
     return max(0.0, ((end[1] - start[1]) - (end[2] - start[2])) / (end[0] - start[0]))
+
+
+def steal(start: tuple[float, ...] | None, end: tuple[float, ...] | None) -> float | None:
+    """How many CPUs the hypervisor gave to other guests, on average, between two cpu_clock() readings
+    (counted in other_load too: a stolen CPU was not free)."""
+    if not start or not end or end[0] <= start[0] or len(start) < 4 or len(end) < 4:
+        return None
+    return max(0.0, (end[3] - start[3]) / (end[0] - start[0]))

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from impls import BASELINES, LEVEL_ORDER, LEVELS  # noqa: E402
-from stats import overlap  # noqa: E402
+from stats import median, overlap  # noqa: E402
 
 SCHEMA = 2
 CHARTS = {"normalized": "normalized.png", "ladder": "ladder.png", "threads": "threads.png", "graph": "graph.png"}
@@ -149,11 +149,21 @@ class Data:
 
 # --- markdown --------------------------------------------------------------------------------
 
-def table(header: list[str], rows: list[list[str]], align: str) -> list[str]:
-    """A markdown table; align has one letter per column, l or r."""
+# Every table of times says which clock its numbers come from (the timed region's, as the program reports it).
+WALL = "Clock: wall time of the timed region (`seconds`), the median of the runs."
+PAIRED = ("Clock: each ratio is the median of paired ratios from adjacent runs, by the timed region's CPU time "
+          "(`cpu_seconds`) where both sides are single-threaded levels of compiled programs, by its wall time "
+          "(`seconds`) at v4 and wherever a peer or an interpreter is one side.")
+NO_CLOCK = ""     # a table of no times (the machines, the toolchains)
+
+
+def table(header: list[str], rows: list[list[str]], align: str, clock: str) -> list[str]:
+    """A markdown table, after the line saying which clock its times come from (NO_CLOCK: none); align has
+    one letter per column, l or r."""
     marks = {"l": ":--", "r": "--:"}
-    return ["| " + " | ".join(header) + " |", "| " + " | ".join(marks[a] for a in align) + " |",
-            *("| " + " | ".join(r) + " |" for r in rows), ""]
+    return ([f"*{clock}*", ""] if clock else []) + [
+        "| " + " | ".join(header) + " |", "| " + " | ".join(marks[a] for a in align) + " |",
+        *("| " + " | ".join(r) + " |" for r in rows), ""]
 
 
 def num(v: float | None, fmt: str = "{:.2f}") -> str:
@@ -165,7 +175,7 @@ def ns_table(d: Data, workload: str = "softplus") -> list[str]:
     """Median time, implementation x level."""
     levels = d.levels(workload)
     rows = [[d.label(n, workload)] + [num(d.ns(n, lv, workload)) for lv in levels] for n in d.names(workload)]
-    return table([d.unit(workload).replace("_per_", "/")] + levels, rows, "l" + "r" * len(levels))
+    return table([d.unit(workload).replace("_per_", "/")] + levels, rows, "l" + "r" * len(levels), WALL)
 
 
 def normalized_table(d: Data, workload: str = "softplus") -> list[str]:
@@ -178,7 +188,7 @@ def normalized_table(d: Data, workload: str = "softplus") -> list[str]:
             best = d.fastest(lv, workload)
             cells.append("**1.00**" if n == best else d.ratio(n, best, lv, workload) if best else "-")
         rows.append([d.label(n, workload)] + cells)
-    return table(["x fastest"] + levels, rows, "l" + "r" * len(levels))
+    return table(["x fastest"] + levels, rows, "l" + "r" * len(levels), PAIRED if d.paired else WALL)
 
 
 def c_v2_table(d: Data) -> list[str]:
@@ -189,7 +199,7 @@ def c_v2_table(d: Data) -> list[str]:
     levels = d.levels()
     rows = [[d.label(n)] + [num(None if d.ns(n, lv) is None else d.ns(n, lv) / base) for lv in levels]
             for n in d.names()]
-    return table(["x C v2"] + levels, rows, "l" + "r" * len(levels))
+    return table(["x C v2"] + levels, rows, "l" + "r" * len(levels), WALL)
 
 
 def ladder_table(d: Data, workload: str = "softplus") -> list[str]:
@@ -206,7 +216,8 @@ def ladder_table(d: Data, workload: str = "softplus") -> list[str]:
         best = min((d.ns(n, lv, workload) for lv in LEVELS if d.ns(n, lv, workload)), default=None)
         rows.append([d.label(n, workload)] + cells + [num(v0 / best if v0 and best else None, "{:.1f}x")])
     unit = d.unit(workload).replace("_per_", "/")
-    return table([f"{unit} (x its v0)"] + LEVELS + ["v0 / best level"], rows, "l" + "r" * (len(LEVELS) + 1))
+    return table([f"{unit} (x its v0)"] + LEVELS + ["v0 / best level"], rows, "l" + "r" * (len(LEVELS) + 1),
+                 WALL)
 
 
 def overhead_table(d: Data) -> list[str]:
@@ -221,7 +232,7 @@ def overhead_table(d: Data) -> list[str]:
         if any(c != "-" for c in cells):
             rows.append([d.label(n)] + cells)
     return table(["tape / baseline", "v2 / its fused", "v3 / its fused-simd", "v3 / fastest fused-simd"],
-                 rows, "lrrr")
+                 rows, "lrrr", WALL)
 
 
 def threads_table(d: Data, workload: str = "softplus") -> list[str]:
@@ -236,27 +247,35 @@ def threads_table(d: Data, workload: str = "softplus") -> list[str]:
                          num(speedup / r["threads"] if speedup else None, "{:.0%}")])
     if not rows:
         return ["No v4 was timed.", ""]
-    return table(["v4", "threads", unit.replace("_per_", "/"), "speed-up over its v3", "efficiency"], rows, "lrrrr")
+    return table(["v4", "threads", unit.replace("_per_", "/"), "speed-up over its v3", "efficiency"], rows, "lrrrr",
+                 WALL)
 
 
 def rogozhnikov_table() -> list[str]:
     """His published row, in ns per op, labelled as his."""
     return table(["", *(name for name, _ in ROGOZHNIKOV)],
                  [["ns/op (his)", *(f"{s * 10:,.1f}".removesuffix(".0") for _, s in ROGOZHNIKOV)]],
-                 "l" + "r" * len(ROGOZHNIKOV))
+                 "l" + "r" * len(ROGOZHNIKOV), "Clock: his, as published (wall time of his whole run).")
 
 
 def runs_table(d: Data) -> list[str]:
-    """Every timed pair: N, median, its 95% interval, min, max and the runs' count."""
+    """Every timed pair: N, median, its 95% interval, min, max, the median CPU time, the runs' count, and the
+    most the rest of the machine did during one of its runs (other processes, steal; '?' for older runs)."""
     rows = []
     for r in d.results:
         if r["status"] != "ok":
             continue
+        cpu = [run["cpu_seconds"] for run in r["runs"] if "cpu_seconds" in run]
         rows.append([r["impl"], r["workload"], r["level"], str(r["threads"]), f"{r['iters']:,}",
                      f"{r['median_s']:.4f}", f"{r['ci_low_s']:.4f}-{r['ci_high_s']:.4f}",
-                     f"{r['ci_coverage']:.1%}", f"{r['min_s']:.4f}", f"{r['max_s']:.4f}", str(len(r["runs"]))])
+                     f"{r['ci_coverage']:.1%}", f"{r['min_s']:.4f}", f"{r['max_s']:.4f}",
+                     num(median(cpu) if cpu else None, "{:.4f}"), str(len(r["runs"])),
+                     *("?" if r.get(k) is None else f"{r[k]:.2f}" for k in ("max_other_load", "max_steal"))])
     return table(["impl", "workload", "level", "threads", "N", "median s", "interval s", "coverage", "min s",
-                  "max s", "runs"], rows, "lllrrrrrrrr")
+                  "max s", "median CPU s", "runs", "others, CPUs (max)", "steal, CPUs (max)"], rows,
+                 "lllrrrrrrrrrrr", "Clock: wall time of the timed region (`seconds`), and its CPU time "
+                 "(`cpu_seconds`) in its own column; others: the CPUs other processes kept busy during the run, "
+                 "steal included, from /proc/stat.")
 
 
 def problems(d: Data) -> list[str]:
@@ -288,7 +307,8 @@ def machine_table(d: Data) -> list[str]:
             ["load average (1, 5, 15 min)", f"{loads(m.get('load_average_start'))} at the start, "
                                             f"{loads(m.get('load_average_end'))} at the end"],
             ["other processes while timing", "?" if m.get("other_load") is None else
-             f"{m['other_load']:.2f} CPUs busy on average (besides the benchmark)"],
+             f"{m['other_load']:.2f} CPUs busy on average (besides the benchmark)"
+             + ("" if m.get("steal") is None else f", of which steal (the hypervisor's other guests) {m['steal']:.2f}")],
             ["run", f"`{d.doc['command']}`, {m.get('seconds', 0):.0f} s; built for CPU={c.get('cpu_target')}; "
                     f"round order shuffled with seed {c.get('shuffle_seed')}"]]
     for i in d.doc["implementations"]:
@@ -307,7 +327,7 @@ def machine_table(d: Data) -> list[str]:
         if i.get("python"):
             parts.append(i["python"])
         rows.append([i["name"], "; ".join(p for p in parts if p)])
-    return table(["", ""], rows, "ll")
+    return table(["", ""], rows, "ll", NO_CLOCK)
 
 
 def method(d: Data) -> str:
@@ -396,7 +416,8 @@ def cross_machine(runs: list[Data]) -> list[str]:
                              else "-")
             rows.append([d.machine["slug"]] + cells)
         if rows:
-            out += [f"{workload}:", "", *table(["machine"] + levels, rows, "l" + "r" * len(levels))]
+            out += [f"{workload}:", "", *table(["machine"] + levels, rows, "l" + "r" * len(levels),
+                                               PAIRED + " Older runs without pairs: " + WALL[7:])]
     return out or ["No run timed Codon and a port.", ""]
 
 
@@ -409,7 +430,7 @@ def machines_table(runs: list[Data]) -> list[str]:
                      "yes" if m.get("avx2") else "no", "yes" if m.get("avx512f") else "no", m["date"],
                      f"`{m['git_commit'][:12]}`"])
     return table(["machine", "CPU", "family / model", "cores", "AVX2", "AVX-512F", "date", "commit"], rows,
-                 "lllrllll")
+                 "lllrllll", NO_CLOCK)
 
 
 def markdown(runs: list[Data], charts: list[str], out: Path) -> str:

@@ -316,6 +316,10 @@ def test_raw_file_has_the_interval_machine_and_targets(tmp_path):
     r = result(doc, "codon")
     assert r["ci_coverage"] == pytest.approx(1 - 2 / 64)                 # 6 runs: [min, max], 96.9%
     assert r["ci_ns_per_iter"] == [pytest.approx(100.0), pytest.approx(100.0)]
+    # Each run records what the rest of the machine did meanwhile; the result, its busiest run.
+    assert all({"other_load", "steal"} <= run.keys() for run in r["runs"])
+    assert r["max_other_load"] == max(run["other_load"] for run in r["runs"])
+    assert r["max_steal"] == max(run["steal"] for run in r["runs"]) and "steal" in m
 
 
 # --- thread scaling and the graph workload ---------------------------------------------------
@@ -464,6 +468,31 @@ def test_budgets_skip_when_other_processes_hold_the_cpus():
     assert "kept 0.90 of the 2 CPUs busy" in bench.busy_elsewhere(2, 0.9, bench.FREE_TWO)
     assert machine.other_load((0.0, 10.0, 1.0), (2.0, 13.0, 2.0)) == 1.0   # 3 s busy, 1 s ours, over 2 s
     assert machine.other_load((0.0, 10.0, 1.0), (2.0, 11.0, 2.0)) == 0.0
+
+
+def test_steal_is_read_per_second_of_wall_time():
+    assert machine.steal((0.0, 10.0, 1.0, 5.0), (2.0, 13.0, 2.0, 6.0)) == 0.5     # 1 s stolen over 2 s
+    assert machine.steal((0.0, 10.0, 1.0), (2.0, 13.0, 2.0)) is None              # no steal reading
+    reading = machine.cpu_clock()
+    assert reading is None or (len(reading) == 4 and reading[3] >= 0)
+
+
+def test_a_neighbour_spinning_on_a_cpu_reads_as_other_load():
+    """The reading each timed run records: a process of someone else's busy on one CPU shows as about 1.0."""
+    if machine.cpu_clock() is None:
+        pytest.skip("no /proc/stat here")
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.2)                                           # past its start-up
+        before = machine.cpu_clock()
+        time.sleep(0.5)
+        after = machine.cpu_clock()
+    finally:
+        spinner.kill()
+        spinner.wait()
+    assert machine.other_load(before, after) >= 0.7
+    assert bench.neighbours(before, after)["other_load"] == round(machine.other_load(before, after), 3)
+    assert bench.neighbours(None, None) == {}
 
 
 def test_instruction_budgets_are_judged_whatever_the_load():
@@ -647,6 +676,31 @@ def test_report_has_a_section_per_machine_threads_and_graph(tmp_path):
                                                                                   "11,300"]
     other = text.split("## other-cpu-42", 1)[1]
     assert "### Graph workload" not in other
+
+
+def test_every_table_of_times_says_its_clock(tmp_path):
+    text = make_report(tmp_path, "--no-charts")
+    lines = text.splitlines()
+    starts = [k for k, ln in enumerate(lines) if ln.startswith("| ") and k + 1 < len(lines)
+              and lines[k + 1].startswith("| :--")]
+    untimed = {"| machine | CPU |", "|  |  |"}              # the machines, the toolchains: no times
+    timed = [k for k in starts if not any(lines[k].startswith(u) for u in untimed)]
+    assert len(timed) > 10 and len(starts) - len(timed) == 3    # Machines, and one toolchain table a run
+    for k in timed:
+        assert lines[k - 2].startswith("*Clock: "), (lines[k], lines[k - 2])
+    # The runs' own table gives the CPU time beside the wall time, and the busiest neighbours of a pair's runs;
+    # '?' for a run from before they were recorded.
+    row = next(ln for ln in text.splitlines() if ln.startswith("| codon | softplus | v2 |"))
+    assert row.split(" | ")[10:] == ["-", "7", "?", "? |"]
+    doc = json.loads((FIXTURES / "bench-small.json").read_text())
+    entry = next(r for r in doc["results"] if (r["impl"], r["workload"], r["level"]) == ("codon", "softplus", "v2"))
+    for k, run in enumerate(entry["runs"]):
+        run["cpu_seconds"] = 0.05 + 0.001 * k
+    entry.update(max_other_load=1.25, max_steal=0.5)
+    (tmp_path / "new.json").write_text(json.dumps(doc))
+    text = make_report(tmp_path / "out", "--no-charts", files=(str(tmp_path / "new.json"),))
+    row = next(ln for ln in text.splitlines() if ln.startswith("| codon | softplus | v2 |"))
+    assert row.split(" | ")[10:] == ["0.0530", "7", "1.25", "0.50 |"]
 
 
 def test_report_reads_the_latest_run_of_every_machine(tmp_path):
