@@ -63,7 +63,7 @@ import machine  # noqa: E402
 import reference  # noqa: E402  (tests/reference.py: the independent oracle)
 import stats  # noqa: E402
 from impls import (DEFAULT, LEVEL_ORDER, SEQUENTIAL, WORKLOAD_LEVELS, WORKLOADS, Impl,  # noqa: E402
-                   load_registry)
+                   load_registry, ranking_clock)
 
 SCHEMA = 2
 SUM_KEYS = {"softplus": ["sum_f", "sum_dx", "sum_dy"], "graph": ["sum_loss", "sum_grad_in", "sum_grad_all"]}
@@ -847,29 +847,14 @@ def summarise(pairs: list[Pair]) -> list[dict[str, Any]]:
 
 
 def clock_of(a: Pair, b: Pair) -> str:
-    """The clock two pairs are compared by: the timed region's CPU time (`cpu_seconds`, which the neighbours'
-    load barely moves) for single-threaded levels of two compiled programs, whose work is on the timing
-    thread (bar the Codon program's Boehm marker thread at v0: 2-6% of its wall time, README); wall time
-    (`seconds`) for v4, whose speed-up is the point, and for the peers and interpreters, whose runtimes
-    may work on threads of their own (JAX's CPU backend does)."""
-    return "cpu_seconds" if a.level != "v4" and a.impl.compiled and b.impl.compiled else "seconds"
+    """The clock two pairs are compared by (impls.ranking_clock)."""
+    return ranking_clock(a.level, a.impl.compiled and b.impl.compiled)
 
 
 def paired_ratios(a: Pair, b: Pair) -> list[float]:
     """a's time per sample over b's, round by round: the rounds in which both ran (adjacent, time_all),
     by clock_of's clock."""
-    key = clock_of(a, b)
-    theirs = {r["round"]: r[key] / b.iters for r in b.runs if "round" in r and key in r}
-    return [r[key] / a.iters / theirs[r["round"]] for r in a.runs
-            if r.get("round") in theirs and theirs[r["round"]] > 0 and key in r]
-
-
-def paired_reading(ratios: list[float]) -> dict[str, Any]:
-    """The median of paired ratios, its 95% distribution-free interval, and what it reads as: a tie
-    when the interval holds 1.0 (contract of the report), else faster or slower."""
-    low, high, coverage = stats.median_ci(ratios)
-    return {"ratios": ratios, "median": stats.median(ratios), "interval": [low, high], "coverage": coverage,
-            "read": "tie" if low <= 1.0 <= high else ("faster" if high < 1.0 else "slower")}
+    return stats.paired_ratios(a.runs, a.iters, b.runs, b.iters, clock_of(a, b))
 
 
 def compare_paired(pairs: list[Pair], results: list[dict[str, Any]]) -> dict[str, Any]:
@@ -888,7 +873,7 @@ def compare_paired(pairs: list[Pair], results: list[dict[str, Any]]) -> dict[str
             ratios = paired_ratios(p, fastest) if p is not fastest else []
             if ratios:
                 by_pair[id(p)]["paired"] = {"against": fastest.impl.name, "clock": clock_of(p, fastest),
-                                            **paired_reading(ratios)}
+                                            **stats.paired_reading(ratios)}
         mine = [p for p in group if p.impl.kind == "codon"]
         ports = [p for p in group if p.impl.kind == "port" and p.impl.compiled]
         if mine and ports:
@@ -897,7 +882,7 @@ def compare_paired(pairs: list[Pair], results: list[dict[str, Any]]) -> dict[str
             if ratios:
                 codon[" ".join(str(k) for k in key if k)] = {"workload": key[0], "level": key[1], "threads": key[2],
                                                             "port": best.impl.name, "clock": clock_of(mine[0], best),
-                                                            **paired_reading(ratios)}
+                                                            **stats.paired_reading(ratios)}
     return codon
 
 
@@ -1332,7 +1317,9 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         chosen = [i for i in registry if i.name in opts.impls]
     else:
-        chosen = [i for i in registry if opts.peers_by_default or i.kind != "peer"]
+        # --ci times the implementations whose budgets it holds (and the CPython port): those its margins
+        # were measured on (Impl.ci); make test checks every implementation, make bench times them all.
+        chosen = [i for i in registry if (opts.peers_by_default or i.kind != "peer") and (i.ci or not opts.ci)]
     started = dt.datetime.now(dt.timezone.utc)
     try:
         host = machine_info(started)

@@ -28,6 +28,17 @@ WORKLOADS = ["softplus", "graph"]
 WORKLOAD_LEVELS = {"softplus": ALL_LEVELS, "graph": LEVELS}
 
 
+
+def ranking_clock(level: str, both_compiled: bool) -> str:
+    """The clock two implementations of a level are compared by: the timed region's CPU time
+    (`cpu_seconds`, which the neighbours' load barely moves) for single-threaded levels of two compiled
+    programs, whose work is on the timing thread (bar the Codon program's Boehm marker thread at v0: 2-6%
+    of its wall time, README); wall time (`seconds`) for v4, whose speed-up is the point, and wherever a
+    peer or an interpreter is one side, whose runtimes may work on threads of their own (JAX's CPU backend
+    does)."""
+    return "cpu_seconds" if level != "v4" and both_compiled else "seconds"
+
+
 @dataclass(frozen=True)
 class Impl:
     """One implementation of the contract, as the harness builds, checks and times it."""
@@ -49,6 +60,7 @@ class Impl:
     flags: list[str] = field(default_factory=list)      # Makefile variables holding its build flags
     autograd: bool = True            # False for a formula baseline (no tape at all)
     gpu_levels: list[str] = field(default_factory=list)  # softplus levels it has where a GPU is
+    ci: bool = True                  # timed by `make bench-ci` (its budgets' margins were measured with it)
 
     @property
     def compiled(self) -> bool:

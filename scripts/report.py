@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,8 +23,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from impls import BASELINES, LEVEL_ORDER, LEVELS  # noqa: E402
-from stats import median, overlap  # noqa: E402
+from impls import BASELINES, LEVEL_ORDER, LEVELS, WORKLOADS, ranking_clock  # noqa: E402
+from stats import median, overlap, paired_ratios, paired_reading  # noqa: E402
 
 SCHEMA = 2
 CHARTS = {"normalized": "normalized.png", "ladder": "ladder.png", "threads": "threads.png", "graph": "graph.png"}
@@ -45,6 +46,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="raw results files (default: the latest results/raw/<machine>/*.json of every machine)")
     p.add_argument("--out", type=Path, default=ROOT / "results", help="output directory (default results/)")
     p.add_argument("--no-charts", action="store_true", help="write the markdown only (no matplotlib needed)")
+    p.add_argument("--readme", type=Path, metavar="FILE",
+                   help="instead: regenerate FILE's report blocks (`<!-- report.py: NAME from RAW -->` ... "
+                        "`<!-- report.py: end -->`), each from the raw file it names")
     return p.parse_args(argv)
 
 
@@ -120,6 +124,16 @@ class Data:
             return "-"
         tie = impl != other and overlap(self.ci(impl, level, workload), self.ci(other, level, workload))
         return f"{TIE if tie else ''}{a / b:.2f}"
+
+    def pair(self, a: str, b: str, level: str, workload: str = "softplus") -> dict[str, Any] | None:
+        """a over b at a level, from their adjacent runs (the rounds both ran in), by impls.ranking_clock:
+        stats.paired_reading's median, interval and read; None where either was not timed."""
+        ra, rb = self.ok.get((a, workload, level)), self.ok.get((b, workload, level))
+        if not ra or not rb:
+            return None
+        key = ranking_clock(level, bool(self.impls[a].get("compiled") and self.impls[b].get("compiled")))
+        ratios = paired_ratios(ra["runs"], ra["iters"], rb["runs"], rb["iters"], key)
+        return {**paired_reading(ratios), "clock": key} if ratios else None
 
     def ports(self) -> list[str]:
         """The compiled ports (C, Zig, Rust): what Codon is measured against."""
@@ -459,6 +473,106 @@ def markdown(runs: list[Data], charts: list[str], out: Path) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+# --- the README's numbers ------------------------------------------------------------------------
+# Every number the project's README states from a `make bench` run sits in a block that names that run's raw
+# file; `report.py --readme README.md` regenerates the blocks and tests/test_docs.py checks they are current,
+# so the README cannot drift from the file it cites.
+
+BLOCK = re.compile(r"<!-- report\.py: (?P<name>[\w-]+) from (?P<raw>\S+) -->\n.*?<!-- report\.py: end -->", re.S)
+READS = {"faster": "ahead", "tie": "tie", "slower": "behind"}
+# The ways to make this Python fast (README), as registry names, in the table's order.
+PYTHON_WAYS = ["python", "pypy", "numba", "cython", "codon", "mojo"]
+
+
+def reading(e: dict[str, Any] | None, *, name: str = "") -> str:
+    """A paired reading as `0.95 [0.94, 0.98]`, `≈` first when its interval holds 1.00; '-' when absent."""
+    if not e:
+        return "-"
+    lo, hi = e["interval"]
+    return f"{TIE if e['read'] == 'tie' else ''}{e['median']:.2f} [{lo:.2f}, {hi:.2f}]" + (f" {name}" if name else "")
+
+
+def versus_table(d: Data, a: str, b: str | None) -> list[str]:
+    """a over b (b None: over the best compiled port, named), per workload and level, from adjacent runs."""
+    rows = []
+    levels = [lv for lv in LEVEL_ORDER if any(lv in d.levels(w) for w in WORKLOADS)]
+    for w in WORKLOADS:
+        if not d.levels(w):
+            continue
+        if b is None:
+            cells = [reading(d.codon_best.get((w, lv)), name=d.codon_best.get((w, lv), {}).get("port", ""))
+                     for lv in levels]
+        else:
+            cells = [reading(d.pair(a, b, lv, w)) for lv in levels]
+        rows.append([w] + cells)
+    head = f"{a} / " + (b if b else "best port")
+    return table([head] + levels, rows, "l" + "r" * len(levels),
+                 PAIRED + f" Median [95% interval] of {d.doc['config']['repeats']} pairs; {TIE}: a tie, below 1.00 "
+                 f"{a} is faster.")
+
+
+def verdicts(d: Data) -> list[str]:
+    """One line: where Codon is ahead of, tied with and behind the best port, level by level."""
+    out = []
+    for read in ("faster", "tie", "slower"):
+        cells = [f"{e['workload']} {e['level']}" for e in d.codon_best.values()
+                 if e["read"] == read]
+        out.append(f"{READS[read]}: {', '.join(cells) if cells else 'none'}")
+    return ["Codon against the best port: " + "; ".join(out) + ".", ""]
+
+
+def python_ways(d: Data, workload: str) -> list[str]:
+    """The ways to make this Python fast at each level: ns, the speed-up over CPython, the time over Codon's."""
+    names = [n for n in PYTHON_WAYS if n in d.names(workload)]
+    levels = d.levels(workload)
+    unit = d.unit(workload)
+    rows = []
+    for n in names:
+        cells = []
+        for lv in levels:
+            v = d.ns(n, lv, workload)
+            if v is None:
+                cells.append("-")
+                continue
+            py, co = d.pair("python", n, lv, workload), d.pair(n, "codon", lv, workload)
+            cells.append(f"{v:,.2f}" + (f" · {py['median']:,.0f}x" if py and n != "python" else "")
+                         + (f" · {TIE if co['read'] == 'tie' else ''}{co['median']:.2f}" if co and n != "codon" else ""))
+        rows.append([d.label(n, workload)] + cells)
+    return table([unit.replace("_per_", "/") + " · x CPython · / Codon"] + levels, rows, "l" + "r" * len(levels),
+                 WALL + " x CPython: CPython's time over the row's; / Codon: the row's time over Codon's; each the "
+                 "median of ratios from adjacent runs, by CPU time where both sides are single-threaded levels of "
+                 f"compiled programs, else by wall time; {TIE}: a tie.")
+
+
+BLOCKS = {
+    "softplus-ns": lambda d: ns_table(d),
+    "graph-ns": lambda d: ns_table(d, "graph"),
+    "softplus-x-fastest": lambda d: normalized_table(d),
+    "graph-x-fastest": lambda d: normalized_table(d, "graph"),
+    "codon-vs-best-port": lambda d: versus_table(d, "codon", None) + verdicts(d),
+    "codon-vs-mojo": lambda d: versus_table(d, "codon", "mojo"),
+    "python-ways-softplus": lambda d: python_ways(d, "softplus"),
+    "python-ways-graph": lambda d: python_ways(d, "graph"),
+}
+
+
+def fill_blocks(text: str, root: Path = ROOT) -> str:
+    """text with every report block regenerated from the raw file it names (relative to root)."""
+    cache: dict[str, Data] = {}
+
+    def fill(m: re.Match) -> str:
+        name, raw = m["name"], m["raw"]
+        if name not in BLOCKS:
+            raise ValueError(f"unknown report block {name!r} (known: {', '.join(BLOCKS)})")
+        if raw not in cache:
+            path = root / raw
+            cache[raw] = Data(json.loads(path.read_text()), path)
+        body = "\n".join(BLOCKS[name](cache[raw])).rstrip()
+        return f"<!-- report.py: {name} from {raw} -->\n{body}\n<!-- report.py: end -->"
+
+    return BLOCK.sub(fill, text)
+
+
 # --- charts ----------------------------------------------------------------------------------
 
 def footer(d: Data) -> str:
@@ -576,6 +690,18 @@ def write(path: Path, text: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Read the raw files, write the markdown and (unless --no-charts) the charts."""
     args = parse_args(argv)
+    if args.readme:
+        try:
+            old = args.readme.read_text()
+            new = fill_blocks(old)
+            if new != old:
+                write(args.readme, new)
+        except (OSError, ValueError, KeyError) as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 1
+        print(f"{shown_path(args.readme)}: {len(BLOCK.findall(old))} report blocks "
+              + ("regenerated" if new != old else "already current"))
+        return 0
     try:
         paths = args.raw or latest_per_machine(args.out)
         runs = [Data(json.loads(p.read_text()), p) for p in paths]

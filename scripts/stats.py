@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import statistics
 from math import comb
-from typing import Sequence
+from typing import Any, Sequence
 
 
 def binomial_cdf(j: int, n: int) -> float:
@@ -43,3 +43,21 @@ def median(values: Sequence[float]) -> float:
 def overlap(a: Sequence[float], b: Sequence[float]) -> bool:
     """Whether the intervals a = (low, high) and b = (low, high) share a point: a tie."""
     return a[0] <= b[1] and b[0] <= a[1]
+
+
+def paired_ratios(a_runs: list[dict[str, Any]], a_iters: int, b_runs: list[dict[str, Any]], b_iters: int,
+                  key: str) -> list[float]:
+    """a's time per sample over b's, round by round, from two programs' timed runs (the raw file's `runs`,
+    each with its `round`): the rounds in which both ran, adjacent to each other; `key` names the clock
+    (`seconds` or `cpu_seconds`)."""
+    theirs = {r["round"]: r[key] / b_iters for r in b_runs if "round" in r and key in r}
+    return [r[key] / a_iters / theirs[r["round"]] for r in a_runs
+            if r.get("round") in theirs and theirs[r["round"]] > 0 and key in r]
+
+
+def paired_reading(ratios: list[float]) -> dict[str, Any]:
+    """The median of paired ratios, its 95% distribution-free interval, and what it reads as: a tie
+    when the interval holds 1.0, else faster or slower."""
+    low, high, coverage = median_ci(ratios)
+    return {"ratios": ratios, "median": median(ratios), "interval": [low, high], "coverage": coverage,
+            "read": "tie" if low <= 1.0 <= high else ("faster" if high < 1.0 else "slower")}

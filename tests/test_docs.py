@@ -17,3 +17,34 @@ def test_the_top_readme_shows_a_module_diff_that_works():
     (line,) = [ln.strip() for ln in text.splitlines() if ln.strip().startswith("diff -u ")]
     codon, port = line.split()[2:4]
     assert (ROOT / codon).is_file() and (ROOT / port).is_file()
+
+
+def test_the_readmes_make_run_output_is_consistent():
+    """The README's `make run` transcript: each "vs v0" is its row's ns over the v0 row's (audit 2: it was
+    once computed from another run), and the rows are the levels' order."""
+    text = (ROOT / "README.md").read_text()
+    block = text.split("$ make run\n", 1)[1].split("```", 1)[0]
+    tables = [t for t in block.strip().split("\n\n")]
+    assert len(tables) == 2                                     # softplus, graph
+    for t in tables:
+        head, *rows = [ln.split() for ln in t.splitlines()]
+        ns, vs = head.index("ns/iter"), head.index("vs")
+        cells = {r[1]: r for r in rows}
+        assert list(cells)[:5] == ["v0", "v1", "v2", "v3", "v4"]
+        v0 = float(cells["v0"][ns])
+        for level, r in cells.items():
+            assert r[vs] == f"{v0 / float(r[ns]):.1f}x", (level, r)
+
+
+def test_the_readmes_numbers_are_generated_from_the_raw_files_they_cite():
+    """Every report block of the README equals what scripts/report.py makes of the raw file it names
+    (audit 7): regenerate them with `python scripts/report.py --readme README.md`."""
+    import sys
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import report
+    text = (ROOT / "README.md").read_text()
+    names = [m["name"] for m in report.BLOCK.finditer(text)]
+    assert {"softplus-ns", "graph-ns", "codon-vs-best-port"} <= set(names)
+    for m in report.BLOCK.finditer(text):
+        assert (ROOT / m["raw"]).is_file() and m["raw"].startswith("results/raw/"), m["raw"]
+    assert report.fill_blocks(text) == text

@@ -232,6 +232,17 @@ def test_make_bench_ci_exits_non_zero_on_a_failure(tmp_path):
     assert proc.returncode != 0 and "bench-ci: FAILED" in proc.stdout, proc.stdout + proc.stderr
 
 
+def test_bench_ci_times_only_the_entries_it_holds_budgets_for(tmp_path):
+    """An entry with `ci: false` (the rows added after the budgets' margins were measured) is left to make
+    bench and make test; make bench-ci neither builds nor times it."""
+    entries = [fake("good", name="codon", kind="codon"), {**fake("good", name="newport"), "ci": False}]
+    proc, doc = run_bench(tmp_path, *entries, extra=("--ci", "--budget-pairs", "1", "--levels", "v2"),
+                          sizes=("--iters", "2000", "--verify-iters", "500", "--repeats", "1", "--timeout", "20"))
+    assert [i["name"] for i in doc["implementations"]] == ["codon"], proc.stdout + proc.stderr[-2000:]
+    proc, doc = run_bench(tmp_path, *entries, extra=("--levels", "v2",))
+    assert [i["name"] for i in doc["implementations"]] == ["codon", "newport"]
+
+
 # --- calibration, order, statistics ----------------------------------------------------------
 
 def test_calibration_gives_every_compiled_implementation_the_codon_programs_n(tmp_path):
@@ -836,3 +847,35 @@ def test_report_shows_a_gpu_level_between_v4_and_the_baselines(tmp_path):
     text = (tmp_path / "README.md").read_text()
     assert "| ns/iter | v0 | v1 | v2 | v3 | v4 | v5 | fused | fused-simd |" in text
     assert table_row(text, "time per sample", "codon")[5] == "0.50"
+
+
+def test_readme_blocks_are_regenerated_from_the_raw_file_they_name(tmp_path):
+    raw = "tests/fixtures/bench-small.json"
+    stale = (f"intro\n<!-- report.py: softplus-ns from {raw} -->\n| codon | 1.00 |\n<!-- report.py: end -->\n"
+             f"between\n<!-- report.py: codon-vs-best-port from {raw} -->\n<!-- report.py: end -->\nend\n")
+    readme = tmp_path / "README.md"
+    readme.write_text(stale)
+    proc = subprocess.run([sys.executable, str(REPORT), "--readme", str(readme)], capture_output=True, text=True,
+                          timeout=60, cwd=ROOT)
+    assert proc.returncode == 0 and "2 report blocks regenerated" in proc.stdout, proc.stderr
+    text = readme.read_text()
+    assert text.startswith("intro\n") and "\nbetween\n" in text and text.endswith("end\n")
+    assert "| codon | 600.00 | 300.00 | 60.00 | 25.00 | 15.00 | 50.00 | 20.00 |" in text   # the fixture's medians
+    assert "| codon | 1.00 |" not in text
+    proc = subprocess.run([sys.executable, str(REPORT), "--readme", str(readme)], capture_output=True, text=True,
+                          timeout=60, cwd=ROOT)
+    assert "already current" in proc.stdout and readme.read_text() == text
+    readme.write_text(f"<!-- report.py: no-such-block from {raw} -->\nx\n<!-- report.py: end -->\n")
+    proc = subprocess.run([sys.executable, str(REPORT), "--readme", str(readme)], capture_output=True, text=True,
+                          timeout=60, cwd=ROOT)
+    assert proc.returncode == 1 and proc.stderr.startswith("error: unknown report block 'no-such-block'")
+
+
+def test_paired_readings_come_from_the_rounds_both_ran_in():
+    a = [{"round": 1, "seconds": 2.0}, {"round": 2, "seconds": 3.0}, {"round": 3, "seconds": 1.0}]
+    b = [{"round": 1, "seconds": 1.0}, {"round": 3, "seconds": 2.0}]      # no run in round 2
+    assert stats.paired_ratios(a, 10, b, 10, "seconds") == [2.0, 0.5]
+    assert stats.paired_ratios(a, 10, b, 20, "seconds") == [4.0, 1.0]     # per sample: b ran twice the samples
+    assert stats.paired_ratios(a, 10, b, 10, "cpu_seconds") == []          # no such clock in the runs
+    assert stats.paired_reading([0.9, 1.1, 1.0, 0.95, 1.05, 1.0])["read"] == "tie"
+    assert stats.paired_reading([1.2, 1.3, 1.25, 1.4, 1.22, 1.31])["read"] == "slower"
