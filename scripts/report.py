@@ -185,10 +185,11 @@ def num(v: float | None, fmt: str = "{:.2f}") -> str:
     return "-" if v is None else fmt.format(v)
 
 
-def ns_table(d: Data, workload: str = "softplus") -> list[str]:
-    """Median time, implementation x level."""
+def ns_table(d: Data, workload: str = "softplus", names: list[str] | None = None) -> list[str]:
+    """Median time, implementation x level (names: only those, in that order)."""
     levels = d.levels(workload)
-    rows = [[d.label(n, workload)] + [num(d.ns(n, lv, workload)) for lv in levels] for n in d.names(workload)]
+    shown = [n for n in names if n in d.names(workload)] if names is not None else d.names(workload)
+    rows = [[d.label(n, workload)] + [num(d.ns(n, lv, workload)) for lv in levels] for n in shown]
     return table([d.unit(workload).replace("_per_", "/")] + levels, rows, "l" + "r" * len(levels), WALL)
 
 
@@ -549,6 +550,7 @@ BLOCKS = {
     "graph-ns": lambda d: ns_table(d, "graph"),
     "softplus-x-fastest": lambda d: normalized_table(d),
     "graph-x-fastest": lambda d: normalized_table(d, "graph"),
+    "graph-peers": lambda d: ns_table(d, "graph", ["codon", "python", "jax", "torch", "torch-compile"]),
     "codon-vs-best-port": lambda d: versus_table(d, "codon", None) + verdicts(d),
     "codon-vs-mojo": lambda d: versus_table(d, "codon", "mojo"),
     "python-ways-softplus": lambda d: python_ways(d, "softplus"),
