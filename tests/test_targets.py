@@ -13,10 +13,11 @@ import pytest
 
 import reference as ref
 from conftest import ROOT, BUILD
-from impls import ALL_LEVELS
+from impls import ALL_LEVELS, DEFAULT
 
-# make target per compiled implementation; each prints the target and width on --version's second line.
-COMPILED = {"codon": "autograd", "c": "autograd-c", "zig": "autograd-zig", "rust": "autograd-rust"}
+# make target (its file name in the build folder) per compiled implementation, from the registry;
+# each prints the target and width on --version's second line.
+COMPILED = {i.name: Path(i.target).name for i in DEFAULT if i.compiled}
 # CPU=... for make, the qemu-user CPU model that has just that target's extensions, the vector width.
 TARGETS = {"x86-64-v2": ("Nehalem", 2), "x86-64-v3": ("Haswell", 4)}
 LEVELS = ALL_LEVELS   # every CPU level and baseline (scripts/impls.py)
