@@ -89,10 +89,14 @@ struct Tape(Movable):
     @always_inline
     def backward(mut self, root: Int):
         """Reverse sweep: every grad from 0, grad(out) = 1, then each op's local rule."""
-        for i in range(self.n_vars):
-            self.vars[i].grad = 0.0
+        comptime for i in range(MAX_VARS):
+            if i < self.n_vars:
+                self.vars[i].grad = 0.0
         self.add_grad(root, 1.0)
-        for k in range(self.n_ops - 1, -1, -1):
+        comptime for kk in range(MAX_OPS):
+            var k = self.n_ops - 1 - kk
+            if k < 0:
+                break
             var op = self.ops[k]
             var g = self.grad(op.out)
             if op.kind == SUM:
