@@ -141,7 +141,7 @@ $(BUILD)/autograd-mojo: ports/mojo/autograd.mojo $(wildcard ports/mojo/*/*.mojo)
 	@mkdir -p $(BUILD); rm -f $@
 	@if [ -x "$$(command -v $(MOJO))" ]; then \
 	  echo "$(MOJO) build $(MOJO_FLAGS) -o $@ $<"; mkdir -p $(MOJO_HOME); $(MOJO_ENV) $(MOJO) build $(MOJO_FLAGS) -o $@ $<; \
-	else echo "skip: Mojo port ($(MOJO_WHEEL) is not installed)"; fi
+	else echo "skip: Mojo port ($(MOJO) not found)"; fi
 
 $(VENV)/.mojo: | $(VENV)/bin/python
 	@if $(VENV)/bin/python -m pip install --quiet --disable-pip-version-check $(MOJO_WHEEL); then touch $@; \
