@@ -90,7 +90,7 @@ DEFAULT: list[Impl] = [
     Impl("rust", ["{build}/autograd-rust"], "port", "Rust port", ALL_LEVELS,
          target="{build}/autograd-rust", compiler=["RUSTC", "--version"], flags=["RUST_FLAGS"]),
     Impl("mojo", ["{build}/autograd-mojo"], "port", "Mojo port", ALL_LEVELS,
-         target="{build}/autograd-mojo", compiler=["MOJO", "--version"], flags=["MOJO_FLAGS"]),
+         target="{build}/autograd-mojo", compiler=["MOJO", "--version"], flags=["MOJO_FLAGS"], ci=False),
     Impl("python", ["{python}", "ports/python/autograd.py"], "port", "CPython port",
          ["v0", "v1", "v2", "fused"], graph_levels=["v0", "v1", "v2"], slow=True),
     Impl("numpy", ["{python}", "peers/numpy_peer.py"], "peer",
