@@ -77,6 +77,10 @@ DEFAULT: list[Impl] = [
          target="{build}/autograd-zig", compiler=["ZIG", "version"], flags=["ZIG_FLAGS"]),
     Impl("rust", ["{build}/autograd-rust"], "port", "Rust port", ALL_LEVELS,
          target="{build}/autograd-rust", compiler=["RUSTC", "--version"], flags=["RUST_FLAGS"]),
+    # The Cython port's program is a Python file in the build folder: it runs ports/cython/autograd.py (plain
+    # Python, the CPython port's cli) with the extension modules beside it; compiled, so not slow.
+    Impl("cython", ["{python}", "{build}/cython/autograd.py"], "port", "Cython port", ALL_LEVELS,
+         target="{build}/cython/autograd.py", compiler=["CYTHON", "--version"], flags=["CYTHON_FLAGS", "C_FLAGS", "C_LIBS"]),
     Impl("python", ["{python}", "ports/python/autograd.py"], "port", "CPython port",
          ["v0", "v1", "v2", "fused"], graph_levels=["v0", "v1", "v2"], slow=True),
     Impl("numpy", ["{python}", "peers/numpy_peer.py"], "peer",
