@@ -137,7 +137,13 @@ $(BUILD)/cython/autograd.py: ports/cython/autograd.py $(CYTHON_MODS:%=ports/cyth
 $(BUILD)/cython/%.so: ports/cython/%.pyx $(CYTHON_PXD) $(TARGET_STAMP)
 	@mkdir -p $(dir $@); touch $(dir $@)__init__.py
 	$(CYTHON) $(CYTHON_FLAGS) -I ports/cython --module-name $(subst /,.,$*) -o $(BUILD)/cython/$*.c $<
-	$(CC) $(C_FLAGS) -fPIC -shared -I$(CYTHON_INC) -o $@ $(BUILD)/cython/$*.c $(C_LIBS)
+	$(CC) $(C_FLAGS) $(CYTHON_CFLAGS) -fPIC -shared -I$(CYTHON_INC) -o $@ $(BUILD)/cython/$*.c $(C_LIBS)
+
+# Graph v3's lane loops run over 16 lanes, and gcc unrolls a loop that short completely before its loop
+# vectorizer runs: the libmvec calls would become 16 scalar exp/log1p calls each. The C port says
+# `#pragma GCC unroll 1` and `omp simd` at those loops; Cython emits no pragmas, so this module alone is
+# compiled with complete unrolling limited to one iteration (ports/cython/README.md).
+$(BUILD)/cython/graph/simd.so: CYTHON_CFLAGS := --param=max-completely-peel-times=1
 
 $(VENV)/.cython: | $(VENV)/bin/python
 	@$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check $(CYTHON_WHEEL) && touch $@ \

@@ -1,4 +1,5 @@
 # The node types of graph levels v0 and v1 (graph/nodes.pxd declares them).
+cimport cython
 from core.ops cimport exp_neg_abs, softplus_e, sigmoid_e
 from graph.recipe cimport (GraphSums, N_INPUTS, SOFTPLUS, SUM4, PROD, SOFTMAX4, softmax4,
                            softmax4_avg)
@@ -17,6 +18,8 @@ cdef inline void graph_node_set(GraphNode node, int kind, double val, double sav
     node.d = d
 
 
+@cython.final
+@cython.no_gc   # as declared in the .pxd, where Cython does not apply it
 cdef class GraphNode:
     pass
 

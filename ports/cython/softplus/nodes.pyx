@@ -1,7 +1,10 @@
 # The node type of levels v0 and v1 (softplus/nodes.pxd declares it).
+cimport cython
 from core.ops cimport softplus, sigmoid
 
 
+@cython.final
+@cython.no_gc   # as declared in the .pxd, where Cython does not apply it
 cdef class Node:
     cdef double value(self) noexcept:
         """The node's value, recomputed from the leaves on every call."""
