@@ -35,6 +35,7 @@ cdef class NodeGraph:
     cdef void reset(self, bint keep) noexcept
     cdef int size(self) noexcept
     cdef GraphNode at(self, int i)
+    cdef GraphNode grow(self)
     cdef GraphNode take(self, int kind, double val, double saved, GraphNode a, GraphNode b,
                         GraphNode c, GraphNode d)
     cdef int leaf(self, double val) except -1

@@ -6,16 +6,22 @@ from graph.recipe cimport (GraphSums, N_INPUTS, SOFTPLUS, SUM4, PROD, SOFTMAX4, 
 
 
 cdef inline void graph_node_set(GraphNode node, int kind, double val, double saved, GraphNode a,
-                                GraphNode b, GraphNode c, GraphNode d):
-    """(Re)make a node; its grad starts at 1.0, d loss / d val (the loss sums every node)."""
+                                GraphNode b, GraphNode c, GraphNode d) noexcept:
+    """(Re)make a node; its grad starts at 1.0, d loss / d val (the loss sums every node). A link
+    costs a reference count up and one down when it changes; one already right (a kept node
+    remade with the inputs it had) is left as it is."""
     node.kind = kind
     node.val = val
     node.saved = saved
     node.grad = 1.0
-    node.a = a
-    node.b = b
-    node.c = c
-    node.d = d
+    if node.a is not a:
+        node.a = a
+    if node.b is not b:
+        node.b = b
+    if node.c is not c:
+        node.c = c
+    if node.d is not d:
+        node.d = d
 
 
 @cython.final
@@ -49,19 +55,21 @@ cdef class NodeGraph:
 
     cdef GraphNode take(self, int kind, double val, double saved, GraphNode a, GraphNode b,
                         GraphNode c, GraphNode d):
-        """The next node, made as given: a new heap object, or a kept one remade."""
-        cdef GraphNode node
-        if self.count < self.made:
-            node = <GraphNode>self.nodes[self.count]
-        else:
-            node = GraphNode.__new__(GraphNode)
-            if self.made < len(self.nodes):
-                self.nodes[self.made] = node
-            else:
-                self.nodes.append(node)
-            self.made += 1
+        """The next node, made as given: a kept one remade, or a new heap object (grow)."""
+        cdef GraphNode node = <GraphNode>self.nodes[self.count] if self.count < self.made else self.grow()
         graph_node_set(node, kind, val, saved, a, b, c, d)
         self.count += 1
+        return node
+
+    cdef GraphNode grow(self):
+        """A new node in the next slot (v0's every node, v1's first sample's), apart from take so
+        that take's usual case, a kept node, is small enough to inline."""
+        cdef GraphNode node = GraphNode.__new__(GraphNode)
+        if self.made < len(self.nodes):
+            self.nodes[self.made] = node
+        else:
+            self.nodes.append(node)
+        self.made += 1
         return node
 
     cdef int leaf(self, double val) except -1:
