@@ -27,12 +27,15 @@ cdef class Node:
 
 
 cdef inline void node_set(Node node, int kind, double leaf_val, Node a, Node b) noexcept:
-    """(Re)make a node: used by node_new (v0) and by the v1 pool."""
+    """(Re)make a node: used by node_new (v0) and by the v1 pool. A link costs a reference count
+    up and one down when it changes; one already right is left as it is."""
     node.kind = kind
     node.leaf_val = leaf_val
     node.grad = 0.0
-    node.a = a
-    node.b = b
+    if node.a is not a:
+        node.a = a
+    if node.b is not b:
+        node.b = b
 
 
 cdef inline Node node_new(int kind, double leaf_val, Node a, Node b):
