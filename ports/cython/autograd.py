@@ -44,8 +44,8 @@ try:   # the extension modules, from the build folder at sys.path[0]
     from graph.simd import run_graph_v3
     from graph.threads import run_graph_v4
 except ImportError as e:
-    sys.stderr.write(f"error: the Cython port's modules are not built ({e}): run build/cython/autograd.py "
-                     "after `make build/cython/autograd.py`\n")
+    sys.stderr.write(f"error: the Cython port's modules are not on the path ({e}): run the program make "
+                     "writes beside them, build/cython/autograd.py (make build/cython/autograd.py)\n")
     sys.exit(1)
 
 # Each workload this port has, and its levels: all of them.
