@@ -34,9 +34,9 @@ cdef class NodeGraph:
     # the pushes return 0, or -1 with an exception raised (out of memory)
     cdef void reset(self, bint keep) noexcept
     cdef int size(self) noexcept
-    cdef GraphNode at(self, int i)
+    cdef inline GraphNode at(self, int i)
     cdef GraphNode grow(self)
-    cdef GraphNode take(self, int kind, double val, double saved, GraphNode a, GraphNode b,
+    cdef inline GraphNode take(self, int kind, double val, double saved, GraphNode a, GraphNode b,
                         GraphNode c, GraphNode d)
     cdef int leaf(self, double val) except -1
     cdef int push_softplus(self, int i) except -1

@@ -50,10 +50,10 @@ cdef class NodeGraph:
     cdef int size(self) noexcept:
         return self.count
 
-    cdef GraphNode at(self, int i):
+    cdef inline GraphNode at(self, int i):
         return <GraphNode>self.nodes[i]
 
-    cdef GraphNode take(self, int kind, double val, double saved, GraphNode a, GraphNode b,
+    cdef inline GraphNode take(self, int kind, double val, double saved, GraphNode a, GraphNode b,
                         GraphNode c, GraphNode d):
         """The next node, made as given: a kept one remade, or a new heap object (grow)."""
         cdef GraphNode node = <GraphNode>self.nodes[self.count] if self.count < self.made else self.grow()
