@@ -71,13 +71,19 @@ MOJO_ENV    := HOME=$(MOJO_HOME) XDG_CACHE_HOME=$(MOJO_HOME)/cache XDG_STATE_HOM
                PATH=$(abspath $(VENV))/bin:$$PATH
 MOJO_FLAGS  := -D ASSERT=none --fp-mode contract=off $(if $(filter native,$(CPU)),,--target-cpu $(CPU)) \
                -D AUTOGRAD_TARGET=$(CPU) -I ports/mojo -Xlinker -lmvec
+# The Cython port: each ports/cython module cythonized, then compiled by $(CC) with C_FLAGS and C_LIBS into an
+# extension module under $(BUILD)/cython/ for the venv's Python (whose headers it needs).
+CYTHON_WHEEL := cython==3.3.1
+CYTHON      := $(VENV)/bin/cython
+CYTHON_FLAGS := -3 -X boundscheck=False -X wraparound=False -X cdivision=True -X initializedcheck=False
 
 .PHONY: all build ports run test clean
 all: build
 
 build: $(BUILD)/autograd $(BUILD)/v5-on-cpu ports
 
-ports: $(BUILD)/autograd-c $(BUILD)/autograd-zig $(BUILD)/autograd-rust $(BUILD)/autograd-mojo
+ports: $(BUILD)/autograd-c $(BUILD)/autograd-zig $(BUILD)/autograd-rust $(BUILD)/autograd-mojo \
+       $(BUILD)/cython/autograd.py
 
 # Every level of both workloads, each run calibrated to last at least 0.25 s (scripts/run.py).
 run: $(BUILD)/autograd
@@ -131,6 +137,35 @@ $(BUILD)/autograd-rust: ports/rust/autograd.rs $(wildcard ports/rust/*/*.rs) $(T
 $(BUILD)/autograd-zig: ports/zig/autograd.zig $(wildcard ports/zig/*/*.zig) $(VENV)/.zig $(TARGET_STAMP)
 	@mkdir -p $(BUILD); rm -f $@
 	$(ZIG) build-exe $(ZIG_FLAGS) -femit-bin=$@ $<
+
+# The Cython port's program is $(BUILD)/cython/autograd.py, written last: it runs the launcher
+# ports/cython/autograd.py, which imports the extension modules beside it. Without cython (not installable)
+# or without Python.h (Debian: python3-dev) the port is skipped.
+CYTHON_MODS := $(patsubst ports/cython/%.pyx,%,$(wildcard ports/cython/*/*.pyx))
+CYTHON_PXD  := $(wildcard ports/cython/*/*.pxd)
+$(BUILD)/cython/autograd.py: ports/cython/autograd.py $(CYTHON_MODS:%=ports/cython/%.pyx) $(CYTHON_PXD) $(VENV)/.cython $(TARGET_STAMP)
+	@mkdir -p $(BUILD)/cython; rm -f $@
+	@inc=$$($(VENV)/bin/python -c 'import os, sysconfig; i = sysconfig.get_paths()["include"]; print(i if os.path.isfile(os.path.join(i, "Python.h")) else "")'); \
+	if [ ! -x $(CYTHON) ]; then echo "skip: Cython port ($(CYTHON_WHEEL) not installed)"; \
+	elif [ -z "$$inc" ]; then echo "skip: Cython port (no Python.h for $(VENV)/bin/python: install python3-dev)"; \
+	else $(MAKE) --no-print-directory CYTHON_INC="$$inc" $(CYTHON_MODS:%=$(BUILD)/cython/%.so) && \
+	  printf '# Written by make for CPU=$(CPU): the Cython port, its modules beside this file.\nimport runpy\nrunpy.run_path("$(abspath ports/cython/autograd.py)", run_name="__main__")\n' > $@; fi
+
+# One module: its C from cython, then the extension (every .pxd may be inlined into it).
+$(BUILD)/cython/%.so: ports/cython/%.pyx $(CYTHON_PXD) $(TARGET_STAMP)
+	@mkdir -p $(dir $@); touch $(dir $@)__init__.py
+	$(CYTHON) $(CYTHON_FLAGS) -I ports/cython --module-name $(subst /,.,$*) -o $(BUILD)/cython/$*.c $<
+	$(CC) $(C_FLAGS) $(CYTHON_CFLAGS) -fPIC -shared -I$(CYTHON_INC) -o $@ $(BUILD)/cython/$*.c $(C_LIBS)
+
+# Graph v3's lane loops run over 16 lanes, and gcc unrolls a loop that short completely before its loop
+# vectorizer runs: the libmvec calls would become 16 scalar exp/log1p calls each. The C port says
+# `#pragma GCC unroll 1` and `omp simd` at those loops; Cython emits no pragmas, so this module alone is
+# compiled with complete unrolling limited to one iteration (ports/cython/README.md).
+$(BUILD)/cython/graph/simd.so: CYTHON_CFLAGS := --param=max-completely-peel-times=1
+
+$(VENV)/.cython: | $(VENV)/bin/python
+	@$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check $(CYTHON_WHEEL) && touch $@ \
+	  || echo "skip: Cython port ($(CYTHON_WHEEL) could not be installed)"
 
 $(VENV)/.zig: | $(VENV)/bin/python
 	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check $(ZIG_WHEEL)

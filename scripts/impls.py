@@ -91,6 +91,11 @@ DEFAULT: list[Impl] = [
          target="{build}/autograd-rust", compiler=["RUSTC", "--version"], flags=["RUST_FLAGS"]),
     Impl("mojo", ["{build}/autograd-mojo"], "port", "Mojo port", ALL_LEVELS,
          target="{build}/autograd-mojo", compiler=["MOJO", "--version"], flags=["MOJO_FLAGS"], ci=False),
+    # The Cython port's program is a Python file in the build folder: it runs ports/cython/autograd.py (plain
+    # Python, the CPython port's cli) with the extension modules beside it; compiled, so not slow.
+    Impl("cython", ["{python}", "{build}/cython/autograd.py"], "port", "Cython port", ALL_LEVELS,
+         target="{build}/cython/autograd.py", compiler=["CYTHON", "--version"], flags=["CYTHON_FLAGS", "C_FLAGS", "C_LIBS"],
+         ci=False),
     Impl("python", ["{python}", "ports/python/autograd.py"], "port", "CPython port",
          ["v0", "v1", "v2", "fused"], graph_levels=["v0", "v1", "v2"], slow=True),
     Impl("numpy", ["{python}", "peers/numpy_peer.py"], "peer",

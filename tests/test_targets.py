@@ -8,6 +8,7 @@ import re
 import platform
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,9 +17,10 @@ import reference as ref
 from conftest import ROOT, BUILD
 from impls import ALL_LEVELS, DEFAULT
 
-# make target (its file name in the build folder) per compiled implementation, from the registry;
-# each prints the target and width on --version's second line.
-COMPILED = {i.name: Path(i.target).name for i in DEFAULT if i.compiled}
+# Every compiled implementation, from the registry; each prints the target and width on --version's second
+# line. One run by this Python (the Cython port: its launcher and extension modules) has qemu emulate the
+# interpreter too, which is built for the baseline x86-64 and so runs on every model below.
+COMPILED = {i.name: i for i in DEFAULT if i.compiled}
 # CPU=... for make, the qemu-user CPU model that has just that target's extensions, the vector width.
 TARGETS = {"x86-64-v2": ("Nehalem", 2), "x86-64-v3": ("Haswell", 4)}
 LEVELS = ALL_LEVELS   # every CPU level and baseline (scripts/impls.py)
@@ -38,16 +40,17 @@ def host_flags() -> set[str]:
     return set()
 
 
-def build(cpu: str, impl: str) -> Path:
-    """The implementation built for `cpu` in its own folder; skipped only when its toolchain is missing."""
+def build(cpu: str, impl: str) -> list[str]:
+    """The implementation built for `cpu` in its own folder, as the command that runs it; skipped only when
+    its toolchain is missing."""
     folder = BUILD if cpu == "native" else f"build/cpu-{cpu}"
-    target = f"{folder}/{COMPILED[impl]}"
+    target = COMPILED[impl].make_target(folder)
     proc = subprocess.run(["make", "-s", f"BUILD={folder}", f"CPU={cpu}", target], cwd=ROOT,
                           capture_output=True, text=True)
     assert proc.returncode == 0, f"make {target} CPU={cpu} failed:\n{proc.stdout}{proc.stderr}"
     if not (ROOT / target).exists():
         pytest.skip(f"{impl}: toolchain not installed ({proc.stdout.strip()})")
-    return ROOT / target
+    return COMPILED[impl].command(folder)
 
 
 def run(argv: list[str]) -> subprocess.CompletedProcess:
@@ -80,8 +83,8 @@ def check_graph_answers(argv: list[str], label: str):
             assert all(ref.rel_diff(a, float(b)) <= ref.BATCHED_RTOL for a, b in zip(got, known)), (label, r["level"])
 
 
-def width_of(binary: Path, prefix: list[str] = []) -> int:
-    lines = run(prefix + [str(binary), "--version"]).stdout.splitlines()
+def width_of(program: list[str], prefix: list[str] = []) -> int:
+    lines = run(prefix + program + ["--version"]).stdout.splitlines()
     assert len(lines) == 2 and lines[1].startswith("target "), lines
     return int(lines[1].split("vector width ")[1].split()[0])
 
@@ -95,16 +98,16 @@ needs_qemu = pytest.mark.skipif(shutil.which("qemu-x86_64") is None or platform.
 @pytest.mark.parametrize("impl", sorted(COMPILED))
 def test_older_target_runs_on_older_cpu(impl, cpu):
     model, width = TARGETS[cpu]
-    binary = build(cpu, impl)
+    program = build(cpu, impl)
     if impl in RUNTIME_CPU and width < 4:
         model = RUNTIME_CPU[impl]
-        vex = [ln for ln in run(["objdump", "-d", "--no-show-raw-insn", str(binary)]).stdout.splitlines()
+        vex = [ln for ln in run(["objdump", "-d", "--no-show-raw-insn", program[-1]]).stdout.splitlines()
                if "%ymm" in ln or "%zmm" in ln or re.search(r"\tv[a-z0-9]+\s.*%xmm", ln)]
         assert vex == [], vex[:5]
     qemu = ["qemu-x86_64", "-cpu", model]
-    assert width_of(binary, qemu) == width
-    check_known_answers(qemu + [str(binary)], f"{impl} {cpu} on {model}")
-    check_graph_answers(qemu + [str(binary)], f"{impl} {cpu} on {model}")
+    assert width_of(program, qemu) == width
+    check_known_answers(qemu + program, f"{impl} {cpu} on {model}")
+    check_graph_answers(qemu + program, f"{impl} {cpu} on {model}")
 
 
 @pytest.mark.skipif(platform.machine() != "x86_64", reason="x86-64 only")
@@ -112,7 +115,7 @@ def test_older_target_runs_on_older_cpu(impl, cpu):
 def test_native_build_uses_the_widest_vectors(impl):
     flags = host_flags()
     widest = 8 if "avx512f" in flags else 4 if "avx2" in flags else 2
-    binary = build("native", impl)
-    assert width_of(binary) == widest
-    check_known_answers([str(binary)], f"{impl} native")
-    check_graph_answers([str(binary)], f"{impl} native")
+    program = build("native", impl)
+    assert width_of(program) == widest
+    check_known_answers(program, f"{impl} native")
+    check_graph_answers(program, f"{impl} native")

@@ -1,0 +1,38 @@
+# Graph level v0 (objects): every node a fresh heap object per sample (a GraphNode,
+# dropped when the next sample starts), linked to its inputs by references; backward walks
+# the nodes in reverse creation order.
+from libc.stdint cimport uint64_t, int64_t
+from graph.recipe cimport (GraphSums, graph_sums_add, as_tuple, graph_input, op_inputs, N_INPUTS,
+                           SOFTPLUS, SUM4, PROD)
+from graph.nodes cimport NodeGraph
+
+
+cdef int record_nodes(NodeGraph g, uint64_t seed, int64_t s, int m, bint keep) except -1:
+    """Sample s's forward pass: its inputs, then the M ops (keep: reuse the nodes, v1)."""
+    cdef int i, k, kind
+    cdef int ins[4]
+    g.reset(keep)
+    for i in range(N_INPUTS):
+        g.leaf(graph_input(seed, s, i))
+    for k in range(m):
+        kind = op_inputs(k, g.size(), ins)
+        if kind == SOFTPLUS:
+            g.push_softplus(ins[0])
+        elif kind == SUM4:
+            g.push_sum4(ins[0], ins[1], ins[2], ins[3])
+        elif kind == PROD:
+            g.push_prod(ins[0], ins[1])
+        else:
+            g.push_softmax4(ins[0], ins[1], ins[2], ins[3])
+    return 0
+
+
+def run_graph_v0(uint64_t seed, int m, int64_t n):
+    cdef NodeGraph g = NodeGraph()
+    cdef GraphSums total = GraphSums(0.0, 0.0, 0.0)
+    cdef int64_t s
+    for s in range(n):
+        record_nodes(g, seed, s, m, False)
+        g.backward()
+        total = graph_sums_add(total, g.sums())
+    return as_tuple(total)

@@ -1,0 +1,30 @@
+# The node type of levels v0 and v1 (softplus/nodes.pxd declares it).
+cimport cython
+from core.ops cimport softplus, sigmoid
+
+
+@cython.final
+@cython.no_gc   # as declared in the .pxd, where Cython does not apply it
+@cython.freelist(8)  # the last 8 freed nodes' memory kept for the next ones (as glibc's tcache keeps 7 for C)
+cdef class Node:
+    cdef double value(self) noexcept:
+        """The node's value, recomputed from the leaves on every call."""
+        if self.kind == SUM:
+            return self.a.value() + self.b.value()
+        if self.kind == PROD:
+            return self.a.value() * self.b.value()
+        if self.kind == SOFTPLUS:
+            return softplus(self.a.value())
+        return self.leaf_val
+
+    cdef void backward(self, double g) noexcept:
+        """Add g to the node's grad and recurse into its inputs (chain rule)."""
+        self.grad += g
+        if self.kind == SUM:
+            self.a.backward(g)
+            self.b.backward(g)
+        elif self.kind == PROD:
+            self.a.backward(self.b.value() * g)
+            self.b.backward(self.a.value() * g)
+        elif self.kind == SOFTPLUS:
+            self.a.backward(sigmoid(self.a.value()) * g)
