@@ -136,7 +136,8 @@ class Data:
         return {**paired_reading(ratios), "clock": key} if ratios else None
 
     def ports(self) -> list[str]:
-        """The compiled ports (C, Zig, Rust): what Codon is measured against."""
+        """The compiled ports (C, Zig, Rust, Mojo, Cython, ...: the registry's compiled entries of kind port): what
+        Codon is measured against."""
         return [n for n, i in self.impls.items() if i["kind"] == "port" and i.get("compiled")]
 
     def label(self, name: str, workload: str = "softplus") -> str:
