@@ -64,8 +64,12 @@ optimization level and prints the time and the checksums. Workloads:
 
 
 def cpus_available():
-    """CPUs in this process's affinity mask (what taskset or a container allows)."""
-    return max(len(os.sched_getaffinity(0)), 1)
+    """CPUs in this process's affinity mask (what taskset or a container allows). PyPy 3.9
+    has no os.sched_getaffinity: there, every CPU (only v4 uses the count, which this port
+    lacks)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(len(os.sched_getaffinity(0)), 1)
+    return max(os.cpu_count() or 1, 1)
 
 
 def cpu_clock(level):
