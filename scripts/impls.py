@@ -49,6 +49,7 @@ class Impl:
     flags: list[str] = field(default_factory=list)      # Makefile variables holding its build flags
     autograd: bool = True            # False for a formula baseline (no tape at all)
     gpu_levels: list[str] = field(default_factory=list)  # softplus levels it has where a GPU is
+    program: str | None = None       # a program on PATH that argv runs (PyPy's pypy3): absent means skipped
 
     @property
     def compiled(self) -> bool:
@@ -79,6 +80,14 @@ DEFAULT: list[Impl] = [
          target="{build}/autograd-rust", compiler=["RUSTC", "--version"], flags=["RUST_FLAGS"]),
     Impl("python", ["{python}", "ports/python/autograd.py"], "port", "CPython port",
          ["v0", "v1", "v2", "fused"], graph_levels=["v0", "v1", "v2"], slow=True),
+    # The CPython port's source run by Debian's PyPy (a JIT, but per process and timed as an interpreter).
+    Impl("pypy", ["pypy3", "ports/python/autograd.py"], "port", "PyPy (the CPython port under pypy3)",
+         ["v0", "v1", "v2", "fused"], graph_levels=["v0", "v1", "v2"], slow=True, program="pypy3"),
+    # The Numba port: make writes a wrapper (the target CPU, the on-disk cache of compiled code) and
+    # fills the cache; every level is loaded from it before its clock starts.
+    Impl("numba", ["{build}/autograd-numba"], "port", "Numba port (@njit)",
+         ["v2", "v3", "v4", "fused", "fused-simd"], graph_levels=["v2", "v3", "v4"],
+         target="{build}/autograd-numba"),
     Impl("numpy", ["{python}", "peers/numpy_peer.py"], "peer",
          "NumPy peer (formula baseline, not an autograd)", ["fused-simd"], graph_levels=[],
          module="numpy", autograd=False),

@@ -38,31 +38,43 @@ def graph_input(seed, s, i):
     return 2.0 * unit(draw(seed, np.uint64(N_INPUTS * s + i + 1))) - 1.0
 
 
+# builder_methods' table: method name -> {named tuple class: its @njit function}.
+BUILDER_METHODS = {}
+
+
 def builder_methods(cls, **methods):
     """Make each function in `methods` a method of the named tuple `cls` inside compiled code
     (g.push_softplus(i) calls push_softplus(g, i)), so that record_ops, like the Codon
-    program's, takes any level's graph builder."""
-    def method(fn):
-        arity = fn.py_func.__code__.co_argcount - 1    # the node ids after g
-        if arity == 0:
-            def typer(g):
-                if getattr(g, "instance_class", None) is cls:
-                    return lambda g: fn(g)
-        elif arity == 1:
-            def typer(g, a):
-                if getattr(g, "instance_class", None) is cls:
-                    return lambda g, a: fn(g, a)
-        elif arity == 2:
-            def typer(g, a, b):
-                if getattr(g, "instance_class", None) is cls:
-                    return lambda g, a, b: fn(g, a, b)
-        else:
-            def typer(g, a, b, c, d):
-                if getattr(g, "instance_class", None) is cls:
-                    return lambda g, a, b, c, d: fn(g, a, b, c, d)
-        return typer
+    program's, takes any level's graph builder. One overload per method name serves every
+    class (Numba tries a second overload of the same name only once the first has failed)."""
     for name, fn in methods.items():
-        overload_method(types.BaseNamedTuple, name, inline="always")(method(fn))
+        if name not in BUILDER_METHODS:
+            BUILDER_METHODS[name] = {}
+            overload_method(types.BaseNamedTuple, name, inline="always")(builder_method(name, fn))
+        BUILDER_METHODS[name][cls] = fn
+
+
+def builder_method(name, fn):
+    """The typer of method `name`, for the arity of its functions (all take g and node ids)."""
+    arity = fn.py_func.__code__.co_argcount - 1
+    table = BUILDER_METHODS[name]
+    if arity == 0:
+        def typer(g):
+            f = table.get(getattr(g, "instance_class", None))
+            return None if f is None else (lambda g: f(g))
+    elif arity == 1:
+        def typer(g, a):
+            f = table.get(getattr(g, "instance_class", None))
+            return None if f is None else (lambda g, a: f(g, a))
+    elif arity == 2:
+        def typer(g, a, b):
+            f = table.get(getattr(g, "instance_class", None))
+            return None if f is None else (lambda g, a, b: f(g, a, b))
+    else:
+        def typer(g, a, b, c, d):
+            f = table.get(getattr(g, "instance_class", None))
+            return None if f is None else (lambda g, a, b, c, d: f(g, a, b, c, d))
+    return typer
 
 
 @njit(cache=True)
