@@ -28,6 +28,8 @@ from cli.output import (emit, Result, GraphResult, text_header, graph_text_heade
                         graph_text_line, json_line, graph_json_line, eval_text, eval_json)
 from core.target import target_text  # noqa: E402  (no Numba import: --help, --version and errors stay quick)
 
+# Each workload this port has, and its levels (cli.args.parse refuses the others): v0 and v1's
+# pointer-linked nodes do not compile under Numba (README).
 HAVE = {"softplus": ["v2", "v3", "v4", "fused", "fused-simd"],
         "graph": ["v2", "v3", "v4"]}
 
@@ -51,8 +53,9 @@ optimization level and prints the time and the checksums. Workloads:
             of the inputs' weighted gradients and of every node's gradient
 
   --workload W softplus or graph (default softplus)
-  --level L    v0 naive, v1 pool, v2 tape, v3 simd, v4 threads, all (v0..v4,
-               the default), or the softplus baselines fused and fused-simd
+  --level L    v2 tape, v3 simd, v4 threads, all (v2..v4, the default), or
+               the softplus baselines fused and fused-simd (v0, v1: not in this
+               Numba port)
   --ops M      graph ops, 1..1000000 (default 10000; graph workload only)
   --iters N    samples, 1..10^12 (default 10000000; graph 10000)
   --seed S     input stream seed, 0..2^64-1 (default 42)
@@ -75,12 +78,6 @@ def cpu_clock(level):
 def level_function(level):
     """The compiled function of a softplus level: f(seed, n, threads) -> Sums. Imported on
     first use, so that a run compiles (or loads) only the levels it runs."""
-    if level == "v0":
-        from softplus.naive import run_v0
-        return lambda seed, n, threads: run_v0(seed, n)
-    if level == "v1":
-        from softplus.pool import run_v1
-        return lambda seed, n, threads: run_v1(seed, n)
     if level == "v2":
         from softplus.tape import run_v2
         return lambda seed, n, threads: run_v2(seed, n)
@@ -99,12 +96,6 @@ def level_function(level):
 
 def graph_level_function(level):
     """The compiled function of a graph level: f(seed, m, n, threads) -> GraphSums."""
-    if level == "v0":
-        from graph.objects import run_graph_v0
-        return lambda seed, m, n, threads: run_graph_v0(seed, m, n)
-    if level == "v1":
-        from graph.pool import run_graph_v1
-        return lambda seed, m, n, threads: run_graph_v1(seed, m, n)
     if level == "v2":
         from graph.tape import run_graph_v2
         return lambda seed, m, n, threads: run_graph_v2(seed, m, n)
