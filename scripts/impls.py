@@ -99,6 +99,11 @@ DEFAULT: list[Impl] = [
     Impl("torch", ["{python}", "peers/torch_peer.py"], "peer",
          "PyTorch peer (autograd: torch.autograd, CPU; graph v0 eager, v3 batched)", ["v3"],
          graph_levels=["v0", "v3"], batch_iters=1024, module="torch"),
+    # torch.compile (Inductor) of one sample's graph, forward and backward, per sample. Its compile
+    # time grows with M (tens of seconds at 100 ops on the Zen 3): timed at 100 ops, and says so.
+    Impl("torch-compile", ["{python}", "peers/torch_compile_peer.py"], "peer",
+         "PyTorch torch.compile peer (autograd: AOTAutograd + Inductor, per sample, CPU; graph only)", [],
+         graph_levels=["v2"], graph_ops=100, module="torch"),
 ]
 
 

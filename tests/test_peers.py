@@ -21,7 +21,7 @@ import reference
 from impls import DEFAULT, SEQUENTIAL
 
 ROOT = Path(__file__).resolve().parent.parent
-PEERS = {name: ROOT / "peers" / f"{name}_peer.py" for name in ("numpy", "jax", "torch")}
+PEERS = {name: ROOT / "peers" / f"{name.replace('-', '_')}_peer.py" for name in ("numpy", "jax", "torch", "torch-compile")}
 PORT = ROOT / "ports" / "python" / "autograd.py"
 REGISTRY = {i.name: i for i in DEFAULT}
 # The graph levels each peer's registry entry lists, and the tolerance each is held to (G4).
@@ -43,7 +43,7 @@ def run(name: str, *args: str, stdout=subprocess.PIPE) -> subprocess.CompletedPr
 
 def needs(name: str) -> None:
     """Skip unless the library a peer computes with is installed (the port needs none)."""
-    if name != "python" and importlib.util.find_spec(name) is None:
+    if name != "python" and importlib.util.find_spec(REGISTRY[name].module) is None:
         pytest.skip(f"{name} is not installed (make peers installs it)")
 
 
@@ -62,7 +62,7 @@ def test_graph_known_answers(peer, level):
     rtol = GRAPH_LEVELS[(peer, level)]
     for m, n in [(1, 1), (4, 1), (10, 3), (100, 2)]:
         (rec,) = graph_records(peer, "--level", level, "--ops", str(m), "--iters", str(n))
-        keys = GRAPH_KEYS[:9] + ["compile_seconds"] + GRAPH_KEYS[9:] if peer == "jax" else GRAPH_KEYS
+        keys = GRAPH_KEYS[:9] + ["compile_seconds"] + GRAPH_KEYS[9:] if peer in ("jax", "torch-compile") else GRAPH_KEYS
         assert list(rec) == keys
         assert (rec["impl"], rec["workload"], rec["level"], rec["ops"], rec["iters"], rec["seed"], rec["threads"]) == \
             (peer, "graph", level, m, n, 42, 1)
@@ -120,6 +120,19 @@ def test_jax_graph_text_reports_compile_time_on_a_line_of_its_own():
     header, row, note = proc.stdout.decode().splitlines()
     assert header.startswith("impl    level") and row.split()[:5] == ["jax", "v3", "1", "4", "1"]
     assert note.startswith("jax v3: compiled in ") and "not in seconds" in note
+
+
+def test_torch_compile_is_graph_only_and_reports_compile_time_on_a_line_of_its_own():
+    """torch.compile's row says its compile time on a line of its own; it has no softplus levels."""
+    proc = run("torch-compile", "--iters", "3")
+    assert (proc.returncode, proc.stdout) == (2, b"")
+    assert proc.stderr == b"error: workload softplus is not implemented by this program\n"
+    needs("torch-compile")
+    proc = run("torch-compile", "--workload", "graph", "--ops", "4", "--iters", "2")
+    assert proc.returncode == 0 and proc.stderr == b""
+    header, row, note = proc.stdout.decode().splitlines()
+    assert header.startswith("impl    level") and row.split()[:5] == ["torch-compile", "v2", "1", "4", "2"]
+    assert note.startswith("torch-compile v2: compiled in ") and "not in seconds" in note
 
 
 def test_graph_default_iters_is_10000_and_ops_10000():
