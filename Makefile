@@ -124,8 +124,8 @@ NUMBA_CPU   := $(if $(filter native,$(CPU)),,NUMBA_CPU_NAME=$(CPU) NUMBA_CPU_FEA
 $(BUILD)/autograd-numba: ports/numba/autograd.py $(wildcard ports/numba/*/*.py ports/python/cli/*.py) $(VENV)/.numba $(TARGET_STAMP)
 	@mkdir -p $(BUILD); rm -rf $@ $(BUILD)/numba-cache
 	@if $(VENV)/bin/python -c 'import numba' 2>/dev/null; then \
-	  printf '#!/bin/sh\n# Written by make for CPU=$(CPU): the Numba port, its compiled code cached here.\nNUMBA_CACHE_DIR=%s PYTHONPYCACHEPREFIX=%s AUTOGRAD_NUMBA_TARGET=$(CPU) AUTOGRAD_NUMBA_WIDTH=$(VECTOR_WIDTH) $(NUMBA_CPU) exec %s %s "$$@"\n' \
-	    "$(abspath $(BUILD))/numba-cache" "$(abspath $(BUILD))/pycache" "$(abspath $(VENV))/bin/python" "$(abspath ports/numba/autograd.py)" > $@.tmp; \
+	  printf '#!/bin/sh\n# Written by make for CPU=$(CPU): the Numba port, its compiled code cached here.\nNUMBA_CACHE_DIR=%s AUTOGRAD_NUMBA_TARGET=$(CPU) AUTOGRAD_NUMBA_WIDTH=$(VECTOR_WIDTH) $(NUMBA_CPU) exec %s %s "$$@"\n' \
+	    "$(abspath $(BUILD))/numba-cache" "$(abspath $(VENV))/bin/python" "$(abspath ports/numba/autograd.py)" > $@.tmp; \
 	  chmod +x $@.tmp; echo "numba: compiling every level into $(BUILD)/numba-cache"; \
 	  $@.tmp --level all --iters 1 --threads 2 > /dev/null && $@.tmp --level fused --iters 1 > /dev/null && \
 	  $@.tmp --level fused-simd --iters 1 > /dev/null && $@.tmp --eval 1 2 > /dev/null && \
