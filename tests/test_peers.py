@@ -166,7 +166,7 @@ BAD = [
 ]
 
 
-@pytest.mark.parametrize("name", ["numpy", "jax", "torch", "python"])
+@pytest.mark.parametrize("name", ["numpy", "jax", "torch", "torch-compile", "python"])
 @pytest.mark.parametrize("args", BAD, ids=[repr(a) for a in BAD])
 def test_refusals_match_the_codon_program(codon, name, args):
     want = subprocess.run(codon.argv + args, capture_output=True, timeout=TIMEOUT)
@@ -177,7 +177,7 @@ def test_refusals_match_the_codon_program(codon, name, args):
 
 def test_non_ascii_is_one_question_mark_per_byte():
     """'５' is three bytes in UTF-8, as the compiled programs see it: '???'."""
-    for name in ("numpy", "jax", "torch", "python"):
+    for name in ("numpy", "jax", "torch", "torch-compile", "python"):
         proc = run(name, "--iters", "５")
         assert proc.stderr == b"error: --iters must be a whole number from 1 to 1000000000000, got '???'\n"
 
@@ -197,13 +197,16 @@ RUNS = {"numpy": ["--iters", "3"], "jax": ["--iters", "3"], "torch": ["--iters",
         "python": ["--iters", "3", "--level", "v2"]}
 GRAPH_RUNS = {"jax": ["--workload", "graph", "--ops", "4", "--iters", "1"],
               "python": ["--workload", "graph", "--ops", "4", "--iters", "1", "--level", "v2"],
-              "torch": ["--workload", "graph", "--ops", "4", "--iters", "1", "--level", "v3"]}
+              "torch": ["--workload", "graph", "--ops", "4", "--iters", "1", "--level", "v3"],
+              "torch-compile": ["--workload", "graph", "--ops", "4", "--iters", "1"]}
 
 
-# Each program with each case it has: the graph cases only where the registry lists graph levels.
-UNWRITABLE = [(name, case) for name in ["numpy", "jax", "torch", "python"]
+# Each program with each case it has: the graph cases only where the registry lists graph levels,
+# the softplus runs only where it lists softplus levels.
+UNWRITABLE = [(name, case) for name in ["numpy", "jax", "torch", "torch-compile", "python"]
               for case in list(FULL_CASES) + ["run", "run-json", "graph", "graph-json"]
-              if not case.startswith("graph") or REGISTRY[name].graph_levels]
+              if (not case.startswith("graph") or REGISTRY[name].graph_levels)
+              and (not case.startswith("run") or REGISTRY[name].levels)]
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full here")
