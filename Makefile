@@ -83,7 +83,7 @@ all: build
 build: $(BUILD)/autograd $(BUILD)/v5-on-cpu ports
 
 ports: $(BUILD)/autograd-c $(BUILD)/autograd-zig $(BUILD)/autograd-rust $(BUILD)/autograd-mojo \
-       $(BUILD)/cython/autograd.py
+       $(BUILD)/cython/autograd.py $(BUILD)/autograd-numba
 
 # Every level of both workloads, each run calibrated to last at least 0.25 s (scripts/run.py).
 run: $(BUILD)/autograd
@@ -166,6 +166,27 @@ $(BUILD)/cython/graph/simd.so: CYTHON_CFLAGS := --param=max-completely-peel-time
 $(VENV)/.cython: | $(VENV)/bin/python
 	@$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check $(CYTHON_WHEEL) && touch $@ \
 	  || echo "skip: Cython port ($(CYTHON_WHEEL) could not be installed)"
+
+# The Numba port (ports/numba) runs as this venv's Python with numba installed; what make builds is
+# a wrapper that points Numba at the target CPU and at an on-disk cache of compiled code in the
+# build folder, and the cache itself, filled by one run of every level (the cache is dropped first:
+# Numba checks only each function's own file, not the files of the functions it calls).
+NUMBA_WHEEL := numba==0.68.1
+NUMBA_CPU   := $(if $(filter native,$(CPU)),,NUMBA_CPU_NAME=$(CPU) NUMBA_CPU_FEATURES=)
+$(BUILD)/autograd-numba: ports/numba/autograd.py $(wildcard ports/numba/*/*.py ports/python/cli/*.py) $(VENV)/.numba $(TARGET_STAMP)
+	@mkdir -p $(BUILD); rm -rf $@ $(BUILD)/numba-cache
+	@if $(VENV)/bin/python -c 'import numba' 2>/dev/null; then \
+	  printf '#!/bin/sh\n# Written by make for CPU=$(CPU): the Numba port, its compiled code cached here.\nNUMBA_CACHE_DIR=%s AUTOGRAD_NUMBA_TARGET=$(CPU) AUTOGRAD_NUMBA_WIDTH=$(VECTOR_WIDTH) $(NUMBA_CPU) exec %s %s "$$@"\n' \
+	    "$(abspath $(BUILD))/numba-cache" "$(abspath $(VENV))/bin/python" "$(abspath ports/numba/autograd.py)" > $@.tmp; \
+	  chmod +x $@.tmp; echo "numba: compiling every level into $(BUILD)/numba-cache"; \
+	  $@.tmp --level all --iters 1 --threads 2 > /dev/null && $@.tmp --level fused --iters 1 > /dev/null && \
+	  $@.tmp --level fused-simd --iters 1 > /dev/null && $@.tmp --eval 1 2 > /dev/null && \
+	  $@.tmp --workload graph --ops 8 --iters 1 --threads 2 > /dev/null && mv $@.tmp $@; \
+	else echo "skip: Numba port ($(NUMBA_WHEEL) is not installed)"; fi
+
+$(VENV)/.numba: | $(VENV)/bin/python
+	-$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check $(NUMBA_WHEEL)
+	touch $@
 
 $(VENV)/.zig: | $(VENV)/bin/python
 	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check $(ZIG_WHEEL)

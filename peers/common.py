@@ -76,7 +76,7 @@ class Peer:
 
 def help_text(peer: Peer) -> str:
     """--help: the same usage as every implementation, then what this peer is."""
-    prog = f"python peers/{peer.impl}_peer.py"
+    prog = f"python peers/{peer.impl.replace('-', '_')}_peer.py"
     pad = " " * len(f"usage: {prog} ")
     have = "\n".join(f"  {workload if k == 0 else '':<9} {lv:<11} {what}".rstrip()
                      for workload, lvs in peer.levels.items() for k, (lv, what) in enumerate(lvs.items()))

@@ -500,6 +500,8 @@ def build_all(states: list[ImplState], opts: argparse.Namespace) -> None:
         if state.status == "pending":
             if impl.module and not module_present(impl.module):
                 state.status, state.reason = "skipped", f"{impl.module} is not installed (make peers installs it)"
+            elif impl.program and shutil.which(impl.program) is None:
+                state.status, state.reason = "skipped", f"{impl.program} not found (.ci/run installs it)"
             elif missing_paths(impl, opts.build_dir):
                 state.status = "skipped"
                 state.reason = (f"{missing_paths(impl, opts.build_dir)[0]} not found"

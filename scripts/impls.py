@@ -61,6 +61,7 @@ class Impl:
     autograd: bool = True            # False for a formula baseline (no tape at all)
     gpu_levels: list[str] = field(default_factory=list)  # softplus levels it has where a GPU is
     ci: bool = True                  # timed by `make bench-ci` (its budgets' margins were measured with it)
+    program: str | None = None       # a program on PATH that argv runs (PyPy's pypy3): absent means skipped
 
     @property
     def compiled(self) -> bool:
@@ -98,6 +99,15 @@ DEFAULT: list[Impl] = [
          ci=False),
     Impl("python", ["{python}", "ports/python/autograd.py"], "port", "CPython port",
          ["v0", "v1", "v2", "fused"], graph_levels=["v0", "v1", "v2"], slow=True),
+    # The CPython port's source run by Debian's PyPy (a JIT, but per process and timed as an interpreter).
+    Impl("pypy", ["pypy3", "ports/python/autograd.py"], "port", "PyPy (the CPython port under pypy3)",
+         ["v0", "v1", "v2", "fused"], graph_levels=["v0", "v1", "v2"], slow=True, program="pypy3",
+         ci=False),
+    # The Numba port: make writes a wrapper (the target CPU, the on-disk cache of compiled code) and
+    # fills the cache; every level is loaded from it before its clock starts.
+    Impl("numba", ["{build}/autograd-numba"], "port", "Numba port (@njit)",
+         ["v2", "v3", "v4", "fused", "fused-simd"], graph_levels=["v2", "v3", "v4"],
+         target="{build}/autograd-numba", ci=False),
     Impl("numpy", ["{python}", "peers/numpy_peer.py"], "peer",
          "NumPy peer (formula baseline, not an autograd)", ["fused-simd"], graph_levels=[],
          module="numpy", autograd=False),
@@ -109,6 +119,11 @@ DEFAULT: list[Impl] = [
     Impl("torch", ["{python}", "peers/torch_peer.py"], "peer",
          "PyTorch peer (autograd: torch.autograd, CPU; graph v0 eager, v3 batched)", ["v3"],
          graph_levels=["v0", "v3"], batch_iters=1024, module="torch"),
+    # torch.compile (Inductor) of one sample's graph, forward and backward, per sample. Its compile
+    # time grows with M (tens of seconds at 100 ops on the Zen 3): timed at 100 ops, and says so.
+    Impl("torch-compile", ["{python}", "peers/torch_compile_peer.py"], "peer",
+         "PyTorch torch.compile peer (autograd: AOTAutograd + Inductor, per sample, CPU; graph only)", [],
+         graph_levels=["v2"], graph_ops=100, module="torch"),
 ]
 
 

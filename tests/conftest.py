@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +23,14 @@ from impls import ALL_LEVELS, DEFAULT, LEVELS  # noqa: E402  (scripts/impls.py: 
 # build), its softplus and graph levels, from the registry the benchmark harness reads.
 IMPLS = {i.name: (i.command(BUILD), i.make_target(BUILD), i.levels, i.graph_levels)
          for i in DEFAULT if i.kind != "peer"}
+# Those that run a program from PATH (PyPy's pypy3), skipped where it is missing.
+PROGRAMS = {i.name: i.program for i in DEFAULT if i.kind != "peer" and i.program}
+
+
+def skip_without_program(name: str) -> None:
+    """Skip a test of `name` when the program its command runs is not installed."""
+    if name in PROGRAMS and shutil.which(PROGRAMS[name]) is None:
+        pytest.skip(f"{name}: {PROGRAMS[name]} not found (.ci/run installs it)")
 
 
 class Program:
@@ -80,6 +89,7 @@ def impl(request, codon) -> Program:
     missing (the Makefile then prints a `skip:` line and builds nothing)."""
     name = request.param
     argv, target, levels, graph_levels = IMPLS[name]
+    skip_without_program(name)
     if target is not None:
         # The Makefile prints a skip line instead of failing when a port's compiler is missing.
         # A failed build fails (make removes the old binary first, so nothing stale is tested).

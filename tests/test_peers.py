@@ -21,7 +21,7 @@ import reference
 from impls import DEFAULT, SEQUENTIAL
 
 ROOT = Path(__file__).resolve().parent.parent
-PEERS = {name: ROOT / "peers" / f"{name}_peer.py" for name in ("numpy", "jax", "torch")}
+PEERS = {name: ROOT / "peers" / f"{name.replace('-', '_')}_peer.py" for name in ("numpy", "jax", "torch", "torch-compile")}
 PORT = ROOT / "ports" / "python" / "autograd.py"
 REGISTRY = {i.name: i for i in DEFAULT}
 # The graph levels each peer's registry entry lists, and the tolerance each is held to (G4).
@@ -43,7 +43,7 @@ def run(name: str, *args: str, stdout=subprocess.PIPE) -> subprocess.CompletedPr
 
 def needs(name: str) -> None:
     """Skip unless the library a peer computes with is installed (the port needs none)."""
-    if name != "python" and importlib.util.find_spec(name) is None:
+    if name != "python" and importlib.util.find_spec(REGISTRY[name].module) is None:
         pytest.skip(f"{name} is not installed (make peers installs it)")
 
 
@@ -62,7 +62,7 @@ def test_graph_known_answers(peer, level):
     rtol = GRAPH_LEVELS[(peer, level)]
     for m, n in [(1, 1), (4, 1), (10, 3), (100, 2)]:
         (rec,) = graph_records(peer, "--level", level, "--ops", str(m), "--iters", str(n))
-        keys = GRAPH_KEYS[:9] + ["compile_seconds"] + GRAPH_KEYS[9:] if peer == "jax" else GRAPH_KEYS
+        keys = GRAPH_KEYS[:9] + ["compile_seconds"] + GRAPH_KEYS[9:] if peer in ("jax", "torch-compile") else GRAPH_KEYS
         assert list(rec) == keys
         assert (rec["impl"], rec["workload"], rec["level"], rec["ops"], rec["iters"], rec["seed"], rec["threads"]) == \
             (peer, "graph", level, m, n, 42, 1)
@@ -122,6 +122,19 @@ def test_jax_graph_text_reports_compile_time_on_a_line_of_its_own():
     assert note.startswith("jax v3: compiled in ") and "not in seconds" in note
 
 
+def test_torch_compile_is_graph_only_and_reports_compile_time_on_a_line_of_its_own():
+    """torch.compile's row says its compile time on a line of its own; it has no softplus levels."""
+    proc = run("torch-compile", "--iters", "3")
+    assert (proc.returncode, proc.stdout) == (2, b"")
+    assert proc.stderr == b"error: workload softplus is not implemented by this program\n"
+    needs("torch-compile")
+    proc = run("torch-compile", "--workload", "graph", "--ops", "4", "--iters", "2")
+    assert proc.returncode == 0 and proc.stderr == b""
+    header, row, note = proc.stdout.decode().splitlines()
+    assert header.startswith("impl    level") and row.split()[:5] == ["torch-compile", "v2", "1", "4", "2"]
+    assert note.startswith("torch-compile v2: compiled in ") and "not in seconds" in note
+
+
 def test_graph_default_iters_is_10000_and_ops_10000():
     """Parsing only: the defaults of G6, seen through a level the peer lacks (nothing runs)."""
     proc = run("jax", "--workload", "graph", "--level", "v0")
@@ -153,7 +166,7 @@ BAD = [
 ]
 
 
-@pytest.mark.parametrize("name", ["numpy", "jax", "torch", "python"])
+@pytest.mark.parametrize("name", ["numpy", "jax", "torch", "torch-compile", "python"])
 @pytest.mark.parametrize("args", BAD, ids=[repr(a) for a in BAD])
 def test_refusals_match_the_codon_program(codon, name, args):
     want = subprocess.run(codon.argv + args, capture_output=True, timeout=TIMEOUT)
@@ -164,7 +177,7 @@ def test_refusals_match_the_codon_program(codon, name, args):
 
 def test_non_ascii_is_one_question_mark_per_byte():
     """'５' is three bytes in UTF-8, as the compiled programs see it: '???'."""
-    for name in ("numpy", "jax", "torch", "python"):
+    for name in ("numpy", "jax", "torch", "torch-compile", "python"):
         proc = run(name, "--iters", "５")
         assert proc.stderr == b"error: --iters must be a whole number from 1 to 1000000000000, got '???'\n"
 
@@ -184,13 +197,16 @@ RUNS = {"numpy": ["--iters", "3"], "jax": ["--iters", "3"], "torch": ["--iters",
         "python": ["--iters", "3", "--level", "v2"]}
 GRAPH_RUNS = {"jax": ["--workload", "graph", "--ops", "4", "--iters", "1"],
               "python": ["--workload", "graph", "--ops", "4", "--iters", "1", "--level", "v2"],
-              "torch": ["--workload", "graph", "--ops", "4", "--iters", "1", "--level", "v3"]}
+              "torch": ["--workload", "graph", "--ops", "4", "--iters", "1", "--level", "v3"],
+              "torch-compile": ["--workload", "graph", "--ops", "4", "--iters", "1"]}
 
 
-# Each program with each case it has: the graph cases only where the registry lists graph levels.
-UNWRITABLE = [(name, case) for name in ["numpy", "jax", "torch", "python"]
+# Each program with each case it has: the graph cases only where the registry lists graph levels,
+# the softplus runs only where it lists softplus levels.
+UNWRITABLE = [(name, case) for name in ["numpy", "jax", "torch", "torch-compile", "python"]
               for case in list(FULL_CASES) + ["run", "run-json", "graph", "graph-json"]
-              if not case.startswith("graph") or REGISTRY[name].graph_levels]
+              if (not case.startswith("graph") or REGISTRY[name].graph_levels)
+              and (not case.startswith("run") or REGISTRY[name].levels)]
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full here")

@@ -13,6 +13,7 @@
 #     python3 ports/python/autograd.py --workload graph --level v2 --iters 20
 import math
 import os
+import platform
 import signal
 import sys
 import time
@@ -32,10 +33,11 @@ from graph.tape import run_graph_v2
 # vector math or parallel threads here for v3, v4 and fused-simd.
 HAVE = {"softplus": ["v0", "v1", "v2", "fused"], "graph": ["v0", "v1", "v2"]}
 
-# This program's name in the output (cli.output takes it from the caller).
-IMPL = "python"
+# This program's name in the output (cli.output takes it from the caller): the same source
+# run by PyPy (Debian's pypy3) is the registry's `pypy`.
+IMPL = "pypy" if platform.python_implementation() == "PyPy" else "python"
 
-VERSION_TEXT = "autograd (python) 0.1.0"
+VERSION_TEXT = f"autograd ({IMPL}) 0.1.0"
 HELP_TEXT = """usage: autograd [--level v0|v1|v2|v3|v4|fused|fused-simd|all] [--iters N] [--seed S]
                 [--threads T] [--json]
        autograd --workload graph [--level v0|v1|v2|v3|v4|all] [--ops M] [--iters N]
@@ -64,8 +66,12 @@ optimization level and prints the time and the checksums. Workloads:
 
 
 def cpus_available():
-    """CPUs in this process's affinity mask (what taskset or a container allows)."""
-    return max(len(os.sched_getaffinity(0)), 1)
+    """CPUs in this process's affinity mask (what taskset or a container allows). PyPy 3.9
+    has no os.sched_getaffinity: there, every CPU (only v4 uses the count, which this port
+    lacks)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(len(os.sched_getaffinity(0)), 1)
+    return max(os.cpu_count() or 1, 1)
 
 
 def cpu_clock(level):

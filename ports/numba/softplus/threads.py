@@ -1,0 +1,26 @@
+# Level v4 (threads): v3 with the batches split into T contiguous ranges, one per
+# prange iteration (Numba's parallel loop over its thread pool), each with its own batch tape
+# and lane sums; the partial sums are added in thread order, so a given T always gives the
+# same digits. Numba runs the T ranges on min(T, CPUs) threads (autograd.py sets the count).
+import numpy as np
+from numba import njit, prange
+
+from core.ops import Sums
+from .simd import run_batches, n_batches
+
+
+@njit(cache=True, parallel=True)
+def run_v4(seed, n, threads):
+    nb = n_batches(n)
+    partial = np.zeros((threads, 3))
+    for t in prange(threads):
+        s = run_batches(seed, n, t * nb // threads, (t + 1) * nb // threads)
+        partial[t, 0] = s.f
+        partial[t, 1] = s.dx
+        partial[t, 2] = s.dy
+    sf, sdx, sdy = 0.0, 0.0, 0.0
+    for t in range(threads):
+        sf += partial[t, 0]
+        sdx += partial[t, 1]
+        sdy += partial[t, 2]
+    return Sums(sf, sdx, sdy)
