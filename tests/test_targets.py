@@ -30,6 +30,10 @@ LEVELS = ALL_LEVELS   # every CPU level and baseline (scripts/impls.py)
 # SIGILL under -cpu Nehalem or SandyBridge before main. Its x86-64-v2 build runs under Haswell, and
 # the program's own code is checked to hold no VEX or EVEX instruction (ports/mojo/README.md).
 RUNTIME_CPU = {"mojo": "Haswell"}
+# A JIT compiles for the CPU it is told at run time (make's wrapper names CPU= to Numba, and its
+# --version line reports it): qemu-user cannot start the wrapper, a shell script, and would not emulate
+# the interpreter it execs. Its native build is checked below like the others.
+NOT_UNDER_QEMU = {"numba": "a shell wrapper around a JIT, which qemu-user does not follow into the interpreter"}
 N = 1000
 
 
@@ -57,8 +61,8 @@ def run(argv: list[str]) -> subprocess.CompletedProcess:
     return subprocess.run(argv, capture_output=True, text=True, timeout=600)
 
 
-def check_known_answers(argv: list[str], label: str):
-    for level in LEVELS:
+def check_known_answers(argv: list[str], label: str, levels: list[str] = LEVELS):
+    for level in levels:
         proc = run(argv + ["--level", level, "--iters", str(N), "--json", "--threads", "3"])
         assert proc.returncode == 0, f"{label} {level}: exit {proc.returncode} {proc.stderr[-500:]}"
         r = json.loads(proc.stdout)
@@ -97,6 +101,8 @@ needs_qemu = pytest.mark.skipif(shutil.which("qemu-x86_64") is None or platform.
 @pytest.mark.parametrize("cpu", sorted(TARGETS))
 @pytest.mark.parametrize("impl", sorted(COMPILED))
 def test_older_target_runs_on_older_cpu(impl, cpu):
+    if impl in NOT_UNDER_QEMU:
+        pytest.skip(f"{impl}: {NOT_UNDER_QEMU[impl]}")
     model, width = TARGETS[cpu]
     program = build(cpu, impl)
     if impl in RUNTIME_CPU and width < 4:
@@ -106,7 +112,7 @@ def test_older_target_runs_on_older_cpu(impl, cpu):
         assert vex == [], vex[:5]
     qemu = ["qemu-x86_64", "-cpu", model]
     assert width_of(program, qemu) == width
-    check_known_answers(qemu + program, f"{impl} {cpu} on {model}")
+    check_known_answers(qemu + program, f"{impl} {cpu} on {model}", COMPILED[impl].levels)
     check_graph_answers(qemu + program, f"{impl} {cpu} on {model}")
 
 
@@ -117,5 +123,5 @@ def test_native_build_uses_the_widest_vectors(impl):
     widest = 8 if "avx512f" in flags else 4 if "avx2" in flags else 2
     program = build("native", impl)
     assert width_of(program) == widest
-    check_known_answers(program, f"{impl} native")
+    check_known_answers(program, f"{impl} native", COMPILED[impl].levels)
     check_graph_answers(program, f"{impl} native")
