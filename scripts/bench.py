@@ -663,7 +663,9 @@ def calibrate_all(pairs: list[Pair], opts: argparse.Namespace) -> list[dict[str,
     live = [p for p in pairs if p.status == "verified"]
     groups: dict[tuple[str, str], list[Pair]] = {}
     for p in live:
-        if p.impl.compiled:
+        if p.impl.iters and not opts.iters:
+            p.iters = p.impl.iters                     # its registry N (Impl.iters), uncalibrated
+        elif p.impl.compiled:
             groups.setdefault((p.workload, p.level), []).append(p)
         elif opts.python_iters:
             p.iters = opts.python_iters
@@ -732,7 +734,8 @@ def time_all(pairs: list[Pair], opts: argparse.Namespace) -> None:
     is dropped."""
     live = [p for p in pairs if p.status == "verified"]
     rng = random.Random(opts.shuffle_seed)
-    total, done, started = len(live) * opts.repeats, 0, time.monotonic()
+    total = sum(min(opts.repeats, p.impl.rounds or opts.repeats) for p in live)
+    done, started = 0, time.monotonic()
     walls: dict[str, float] = {}           # last wall time of each pair: the ETA
     for rnd in range(1, opts.repeats + 1):
         cells: dict[tuple, list[Pair]] = {}
@@ -746,8 +749,8 @@ def time_all(pairs: list[Pair], opts: argparse.Namespace) -> None:
             rng.shuffle(group)
             order += group
         for pair in order:
-            if pair.status != "verified":
-                continue
+            if pair.status != "verified" or (pair.impl.rounds and rnd > pair.impl.rounds):
+                continue                               # failed, or past its rounds (Impl.rounds)
             done += 1
             rec, proc = timed_run(pair, opts, f"timed run {rnd}")
             walls[pair.key] = proc.wall

@@ -61,6 +61,8 @@ class Impl:
     autograd: bool = True            # False for a formula baseline (no tape at all)
     gpu_levels: list[str] = field(default_factory=list)  # softplus levels it has where a GPU is
     ci: bool = True                  # timed by `make bench-ci` (its budgets' margins were measured with it)
+    rounds: int | None = None        # times in at most this many rounds, at N = iters, uncalibrated: for a
+    iters: int | None = None         # program whose every process compiles for a minute (torch.compile)
     program: str | None = None       # a program on PATH that argv runs (PyPy's pypy3): absent means skipped
 
     @property
@@ -120,10 +122,11 @@ DEFAULT: list[Impl] = [
          "PyTorch peer (autograd: torch.autograd, CPU; graph v0 eager, v3 batched)", ["v3"],
          graph_levels=["v0", "v3"], batch_iters=1024, module="torch"),
     # torch.compile (Inductor) of one sample's graph, forward and backward, per sample. Its compile
-    # time grows with M (tens of seconds at 100 ops on the Zen 3): timed at 100 ops, and says so.
+    # time grows with M and is paid by every process, Inductor's on-disk cache notwithstanding (80 s at
+    # 100 ops, 26 s at 20 on the Zen 3): timed at 100 ops, in 3 rounds of 200 samples, and says so.
     Impl("torch-compile", ["{python}", "peers/torch_compile_peer.py"], "peer",
          "PyTorch torch.compile peer (autograd: AOTAutograd + Inductor, per sample, CPU; graph only)", [],
-         graph_levels=["v2"], graph_ops=100, module="torch"),
+         graph_levels=["v2"], graph_ops=100, module="torch", rounds=3, iters=200),
 ]
 
 

@@ -243,6 +243,19 @@ def test_bench_ci_times_only_the_entries_it_holds_budgets_for(tmp_path):
     assert [i["name"] for i in doc["implementations"]] == ["codon", "newport"]
 
 
+def test_an_entry_with_rounds_and_iters_is_timed_that_often_at_that_n(tmp_path):
+    """torch.compile compiles for a minute in every process: its entry says how many rounds, at what N."""
+    entries = [fake("good", name="codon", kind="codon"), {**fake("good", name="slowpeer", kind="peer"),
+                                                         "rounds": 2, "iters": 300}]
+    proc, doc = run_bench(tmp_path, *entries, extra=("--levels", "v2"),
+                          sizes=("--min-time", "0.005", "--verify-iters", "500", "--repeats", "4"))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    peer, codon = result(doc, "slowpeer"), result(doc, "codon")
+    assert peer["iters"] == 300 and [r["round"] for r in peer["runs"]] == [1, 2]
+    assert len(codon["runs"]) == 4 and codon["iters"] != 300
+    assert not any(c["impl"] == "slowpeer" for c in doc["calibration"])
+
+
 # --- calibration, order, statistics ----------------------------------------------------------
 
 def test_calibration_gives_every_compiled_implementation_the_codon_programs_n(tmp_path):
