@@ -537,7 +537,9 @@ def python_ways(d: Data, workload: str) -> list[str]:
                 cells.append("-")
                 continue
             py, co = d.pair("python", n, lv, workload), d.pair(n, "codon", lv, workload)
-            cells.append(f"{v:,.2f}" + (f" · {py['median']:,.0f}x" if py and n != "python" else "")
+            speedup = "" if not py or n == "python" else \
+                f" · {py['median']:,.0f}x" if py["median"] >= 10 else f" · {py['median']:.2f}x"
+            cells.append(f"{v:,.2f}" + speedup
                          + (f" · {TIE if co['read'] == 'tie' else ''}{co['median']:.2f}" if co and n != "codon" else ""))
         rows.append([d.label(n, workload)] + cells)
     return table([unit.replace("_per_", "/") + " · x CPython · / Codon"] + levels, rows, "l" + "r" * len(levels),
