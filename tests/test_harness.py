@@ -605,7 +605,10 @@ def test_an_interrupted_run_leaves_no_results_file(tmp_path):
     registry.write_text(json.dumps([fake("slow")]))
     args = [sys.executable, str(BENCH), "--registry", str(registry), "--no-build", "--workloads", "softplus",
             "--results-dir", str(tmp_path / "results"), "--iters", "2000", "--verify-iters", "500", "--repeats", "100"]
-    child = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Ctrl-C's default action in the child even where this test runs with SIGINT ignored (a job started in
+    # the background by a non-interactive shell is), which Python would keep, and the run would finish.
+    child = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     for line in child.stderr:                                            # wait until timing has begun
         if line.startswith("[time"):
             break
