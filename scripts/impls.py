@@ -61,8 +61,9 @@ class Impl:
     autograd: bool = True            # False for a formula baseline (no tape at all)
     gpu_levels: list[str] = field(default_factory=list)  # softplus levels it has where a GPU is
     ci: bool = True                  # timed by `make bench-ci` (its budgets' margins were measured with it)
-    rounds: int | None = None        # times in at most this many rounds, at N = iters, uncalibrated: for a
-    iters: int | None = None         # program whose every process compiles for a minute (torch.compile)
+    rounds: int | None = None        # times in at most this many rounds (its pairs: those rounds), for a
+                                     # program whose every process starts for a second or more
+    iters: int | None = None         # N fixed, uncalibrated (torch.compile, which compiles for a minute)
     program: str | None = None       # a program on PATH that argv runs (PyPy's pypy3): absent means skipped
 
     @property
@@ -107,9 +108,10 @@ DEFAULT: list[Impl] = [
          ci=False),
     # The Numba port: make writes a wrapper (the target CPU, the on-disk cache of compiled code) and
     # fills the cache; every level is loaded from it before its clock starts.
+    # Each Numba process loads its cached code for 1.1 s (172 of 628 s in a 15-round make bench): 15 rounds.
     Impl("numba", ["{build}/autograd-numba"], "port", "Numba port (@njit)",
          ["v2", "v3", "v4", "fused", "fused-simd"], graph_levels=["v2", "v3", "v4"],
-         target="{build}/autograd-numba", ci=False),
+         target="{build}/autograd-numba", ci=False, rounds=15),
     Impl("numpy", ["{python}", "peers/numpy_peer.py"], "peer",
          "NumPy peer (formula baseline, not an autograd)", ["fused-simd"], graph_levels=[],
          module="numpy", autograd=False),
@@ -120,7 +122,8 @@ DEFAULT: list[Impl] = [
          graph_ops=100, module="jax"),
     Impl("torch", ["{python}", "peers/torch_peer.py"], "peer",
          "PyTorch peer (autograd: torch.autograd, CPU; graph v0 eager, v3 batched)", ["v3"],
-         graph_levels=["v0", "v3"], batch_iters=1024, module="torch"),
+         # 3.7 s a process, import and a 1,024-sample graph v3 run (166 of 628 s in 15 rounds): 9 rounds.
+         graph_levels=["v0", "v3"], batch_iters=1024, module="torch", rounds=9),
     # torch.compile (Inductor) of one sample's graph, forward and backward, per sample. Its compile
     # time grows with M and is paid by every process, Inductor's on-disk cache notwithstanding (80 s at
     # 100 ops, 26 s at 20 on the Zen 3): timed at 100 ops, in 3 rounds of 200 samples, and says so.

@@ -376,6 +376,7 @@ def machine_section(d: Data, charts: list[str], out: Path) -> list[str]:
     lines = [f"## {m['slug']}", "",
              f"{m['cpu']}, {m['cores']} cores, commit `{m['git_commit'][:12]}`, {m['date']}, from "
              f"[`{shown_path(d.path)}`]({os.path.relpath(d.path.resolve(), out.resolve())}). {method(d)}", "",
+             *precision(d),
              "### softplus: time per sample (ns/iter, median)", "", *ns_table(d),
              "### softplus: normalized to the fastest at each level", "",
              f"1.00 is the fastest implementation of that level; 2.00 takes twice as long; {TIE}: a tie.", "",
@@ -486,12 +487,48 @@ READS = {"faster": "ahead", "tie": "tie", "slower": "behind"}
 PYTHON_WAYS = ["python", "pypy", "numba", "cython", "codon", "mojo"]
 
 
-def reading(e: dict[str, Any] | None, *, name: str = "") -> str:
-    """A paired reading as `0.95 [0.94, 0.98]`, `≈` first when its interval holds 1.00; '-' when absent."""
+def reading(e: dict[str, Any] | None, *, name: str = "", pairs: int | None = None) -> str:
+    """A paired reading as `0.95 [0.94, 0.98]`, `≈` first when its interval holds 1.00, its number of pairs
+    added where it is not `pairs` (a side with fewer rounds, Impl.rounds); '-' when absent."""
     if not e:
         return "-"
     lo, hi = e["interval"]
-    return f"{TIE if e['read'] == 'tie' else ''}{e['median']:.2f} [{lo:.2f}, {hi:.2f}]" + (f" {name}" if name else "")
+    n = len(e["ratios"])
+    return (f"{TIE if e['read'] == 'tie' else ''}{e['median']:.2f} [{lo:.2f}, {hi:.2f}]" + (f" {name}" if name else "")
+            + (f" ({n} pairs)" if pairs is not None and n != pairs else ""))
+
+
+def half_widths(d: Data) -> dict[str, list[float]]:
+    """The relative half-width, (high - low) / 2 / median, of every paired interval the run states: each
+    implementation over its level's fastest and Codon over the best port. "compiled": those between two
+    compiled programs (by the timed region's CPU time, v4 by wall time), "all": every one, peers and
+    interpreters included."""
+    out: dict[str, list[float]] = {"compiled": [], "all": []}
+    entries = [(k[0], p["against"], p) for k, p in d.paired.items() if p["against"] != k[0]]
+    entries += [("codon", e["port"], e) for e in d.codon_best.values()]
+    for a, b, e in entries:
+        lo, hi = e["interval"]
+        w = (hi - lo) / 2 / e["median"]
+        out["all"].append(w)
+        if d.impls.get(a, {}).get("compiled") and d.impls.get(b, {}).get("compiled"):
+            out["compiled"].append(w)
+    return out
+
+
+def precision(d: Data) -> list[str]:
+    """One line: how narrow the run's paired intervals are (the median half-width, compiled pairs and all),
+    from how many rounds, in how long."""
+    w = half_widths(d)
+    if not w["all"]:
+        return []
+    c = d.doc["config"]
+    seconds = d.machine.get("seconds")
+    compiled = (f"±{median(w['compiled']):.1%} at the median of its {len(w['compiled'])} paired ratios between "
+                "compiled programs, " if w["compiled"] else "")
+    return [f"Paired intervals of this run ({c['repeats']} rounds of at least {c['min_time']:g} s"
+            + (f", {seconds:,.0f} s in all" if seconds else "") + f"): {compiled}"
+            f"±{median(w['all']):.1%} at the median of all {len(w['all'])} (the half-width of the 95% interval "
+            "over the median, each implementation over its level's fastest and Codon over the best port).", ""]
 
 
 def versus_table(d: Data, a: str, b: str | None) -> list[str]:
@@ -502,10 +539,10 @@ def versus_table(d: Data, a: str, b: str | None) -> list[str]:
         if not d.levels(w):
             continue
         if b is None:
-            cells = [reading(d.codon_best.get((w, lv)), name=d.codon_best.get((w, lv), {}).get("port", ""))
-                     for lv in levels]
+            cells = [reading(d.codon_best.get((w, lv)), name=d.codon_best.get((w, lv), {}).get("port", ""),
+                             pairs=d.doc["config"]["repeats"]) for lv in levels]
         else:
-            cells = [reading(d.pair(a, b, lv, w)) for lv in levels]
+            cells = [reading(d.pair(a, b, lv, w), pairs=d.doc["config"]["repeats"]) for lv in levels]
         rows.append([w] + cells)
     head = f"{a} / " + (b if b else "best port")
     return table([head] + levels, rows, "l" + "r" * len(levels),
@@ -558,7 +595,29 @@ BLOCKS = {
     "codon-vs-mojo": lambda d: versus_table(d, "codon", "mojo"),
     "python-ways-softplus": lambda d: python_ways(d, "softplus"),
     "python-ways-graph": lambda d: python_ways(d, "graph"),
+    "precision": precision,
 }
+# Blocks over several runs: RAW is a glob (relative to the repository), the runs in the order of their files.
+MANY_BLOCKS = {
+    "precision-runs": lambda runs: precision_table(runs),
+}
+
+
+def precision_table(runs: list[Data]) -> list[str]:
+    """Rounds, run length and time in all against the median half-width of the paired intervals, run by run."""
+    rows = []
+    for d in runs:
+        c, w = d.doc["config"], half_widths(d)
+        seconds = d.machine.get("seconds")
+        rows.append([f"[{d.path.name}]({shown_path(d.path)})", str(c["repeats"]), f"{c['min_time']:g}",
+                     f"{seconds:,.0f}" if seconds else "-", f"{len(w['compiled'])}",
+                     f"±{median(w['compiled']):.1%}" if w["compiled"] else "-",
+                     f"±{median(w['all']):.1%}" if w["all"] else "-"])
+    return table(["run", "rounds", "min s", "s in all", "compiled pairs", "median half-width, compiled",
+                  "median half-width, all"], rows, "lrrrrrr",
+                 "Clock: as in each run's paired tables (CPU time of the timed region for single-threaded levels "
+                 "of compiled programs, wall time otherwise); half-width: (high - low) / 2 / median of a paired "
+                 "ratio's 95% interval.")
 
 
 def fill_blocks(text: str, root: Path = ROOT) -> str:
@@ -567,8 +626,14 @@ def fill_blocks(text: str, root: Path = ROOT) -> str:
 
     def fill(m: re.Match) -> str:
         name, raw = m["name"], m["raw"]
+        if name in MANY_BLOCKS:
+            paths = sorted(root.glob(raw))
+            if not paths:
+                raise ValueError(f"report block {name!r}: no file matches {raw}")
+            body = "\n".join(MANY_BLOCKS[name]([Data(json.loads(p.read_text()), p) for p in paths])).rstrip()
+            return f"<!-- report.py: {name} from {raw} -->\n{body}\n<!-- report.py: end -->"
         if name not in BLOCKS:
-            raise ValueError(f"unknown report block {name!r} (known: {', '.join(BLOCKS)})")
+            raise ValueError(f"unknown report block {name!r} (known: {', '.join([*BLOCKS, *MANY_BLOCKS])})")
         if raw not in cache:
             path = root / raw
             cache[raw] = Data(json.loads(path.read_text()), path)

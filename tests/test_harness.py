@@ -256,6 +256,20 @@ def test_an_entry_with_rounds_and_iters_is_timed_that_often_at_that_n(tmp_path):
     assert not any(c["impl"] == "slowpeer" for c in doc["calibration"])
 
 
+def test_an_entry_with_rounds_alone_is_calibrated_and_timed_in_fewer_rounds(tmp_path):
+    """Numba and PyTorch start for a second or more: their entries cap the rounds (Impl.rounds) and keep
+    the level's calibrated N, so they pair with the others in the rounds they ran."""
+    entries = [fake("good", name="codon", kind="codon"), {**fake("good", name="slowstart"), "rounds": 2}]
+    proc, doc = run_bench(tmp_path, *entries, extra=("--levels", "v2"),
+                          sizes=("--min-time", "0.005", "--verify-iters", "500", "--repeats", "4"))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    capped, codon = result(doc, "slowstart"), result(doc, "codon")
+    assert [r["round"] for r in capped["runs"]] == [1, 2] and len(codon["runs"]) == 4
+    assert capped["iters"] == codon["iters"]                   # the level's calibrated N
+    slower = capped if capped.get("paired", {}).get("against") == "codon" else codon
+    assert len(slower["paired"]["ratios"]) == 2, (capped.get("paired"), codon.get("paired"))
+
+
 # --- calibration, order, statistics ----------------------------------------------------------
 
 def test_calibration_gives_every_compiled_implementation_the_codon_programs_n(tmp_path):
@@ -895,3 +909,26 @@ def test_paired_readings_come_from_the_rounds_both_ran_in():
     assert stats.paired_ratios(a, 10, b, 10, "cpu_seconds") == []          # no such clock in the runs
     assert stats.paired_reading([0.9, 1.1, 1.0, 0.95, 1.05, 1.0])["read"] == "tie"
     assert stats.paired_reading([1.2, 1.3, 1.25, 1.4, 1.22, 1.31])["read"] == "slower"
+
+
+def test_report_states_the_half_width_of_its_paired_intervals_and_the_pairs_of_a_capped_entry():
+    """Issue 15's goal is stated per run: the median half-width of the paired intervals (compiled pairs, and
+    all), from report.py, not by hand; a reading from fewer pairs than the run's rounds says how many."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import report
+    path = ROOT / "tests" / "fixtures" / "bench-small.json"
+    doc = json.loads(path.read_text())
+    widths = {("c", "v2"): (0.9, 1.1), ("c", "v1"): (0.95, 1.05), ("python", "v2"): (0.5, 1.5)}
+    for r in doc["results"]:
+        if (r["impl"], r["level"]) in widths and r["workload"] == "softplus" and r["status"] == "ok":
+            r["paired"] = {"against": "codon", "clock": "cpu_seconds", "ratios": [1.0] * 7, "median": 1.0,
+                           "interval": list(widths[(r["impl"], r["level"])]), "coverage": 0.98, "read": "tie"}
+    d = report.Data(doc, path)
+    w = report.half_widths(d)
+    assert sorted(round(x, 6) for x in w["compiled"]) == [0.05, 0.1]        # c v1, c v2: python is not compiled
+    assert sorted(round(x, 6) for x in w["all"]) == [0.05, 0.1, 0.5]
+    (line, _) = report.precision(d)
+    assert "±7.5% at the median of its 2 paired ratios between compiled programs" in line, line
+    assert "±10.0% at the median of all 3" in line and "123 s in all" in line and "7 rounds" in line
+    e = {"ratios": [1.0] * 3, "median": 1.0, "interval": [0.9, 1.2], "read": "tie"}
+    assert report.reading(e, pairs=7) == "≈1.00 [0.90, 1.20] (3 pairs)" and report.reading(e, pairs=3) == "≈1.00 [0.90, 1.20]"
