@@ -104,9 +104,8 @@ class Preset:
 
 
 # Many short rounds rank better than a few long ones: the paired ratios' 95% interval shrinks with the
-# number of pairs. Measured on the 2-core Zen 3 (AVX2), compiled pairs, median interval half-width
-# (results/raw/amd-epyc-fam25-model1-avx2/2026-12-01T12*.json): 7 rounds of 0.25 s 20% (195 s in all),
-# 31 of 0.06 s 5.9% (252 s), 45 of 0.04 s 4.5% (223 s) and, in make bench's run, 3.7% (273 s).
+# number of pairs. The measurements behind 45 rounds of 0.04 s (median half-widths against rounds and run
+# length, on the 2-core Zen 3) are the README's precision-runs table, which report.py generates.
 FULL = Preset(min_time=0.04, repeats=45, results_dir="results", peers=True, timeout=120.0, thread_scan=True,
               workloads=tuple(WORKLOADS))
 # Every run lasts 0.25 s or more, long enough for v4's threads to show; the budgets take 9 adjacent

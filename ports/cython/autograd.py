@@ -14,21 +14,14 @@
 #     python3 build/cython/autograd.py --level v2 --iters 1000000
 #     python3 build/cython/autograd.py --workload graph --level v3 --iters 160
 #
-# The clocks are read here, around the call into a level's module, as the CPython port
-# does (contract §5): the Python work outside that call (start-up, parsing, printing) is
-# not timed.
-import math
-import os
-import signal
+# The clocks are read by cli.driver (ports/python/cli, shared with the CPython and Numba
+# ports) around the call into a level's module (contract §5): the Python work outside that
+# call (start-up, parsing, printing) is not timed.
 import sys
-import time
 from pathlib import Path
-from typing import NamedTuple
 
 sys.path.append(str(Path(__file__).resolve().parent.parent / "python"))   # ports/python: cli
-from cli.args import parse, UsageError, EVAL, HELP, VERSION  # noqa: E402
-from cli.output import (emit, Result, GraphResult, text_header, graph_text_header, text_line,  # noqa: E402
-                        graph_text_line, json_line, graph_json_line, eval_text, eval_json)
+from cli.driver import Program, main  # noqa: E402
 
 try:   # the extension modules, from the build folder at sys.path[0]
     from core.vmath import target_text
@@ -80,108 +73,28 @@ optimization level and prints the time and the checksums. Workloads:
   --json       one JSON object per line instead of the table
   --eval X Y   f and its gradient at one point, through the softplus v2 tape"""
 
-
-# The checksums as cli.output reads them (the modules return plain tuples).
-class Sums(NamedTuple):
-    f: float
-    dx: float
-    dy: float
+RUNS = {"v0": run_v0, "v1": run_v1, "v2": run_v2, "v3": run_v3, "fused": run_fused, "fused-simd": run_fused_simd}
+GRAPH_RUNS = {"v0": run_graph_v0, "v1": run_graph_v1, "v2": run_graph_v2, "v3": run_graph_v3}
 
 
-class GraphSums(NamedTuple):
-    loss: float
-    grad_in: float
-    grad_all: float
+def run_level(level, seed, threads):
+    """A softplus level, ready to run n samples (cli.driver times it); v4 on its threads."""
+    if level == "v4":
+        return lambda n: run_v4(seed, n, threads)
+    go = RUNS[level]
+    return lambda n: go(seed, n)
 
 
-LEVEL_RUNS = {"v0": lambda seed, n, t: run_v0(seed, n), "v1": lambda seed, n, t: run_v1(seed, n),
-              "v2": lambda seed, n, t: run_v2(seed, n), "v3": lambda seed, n, t: run_v3(seed, n),
-              "v4": run_v4, "fused": lambda seed, n, t: run_fused(seed, n),
-              "fused-simd": lambda seed, n, t: run_fused_simd(seed, n)}
-GRAPH_RUNS = {"v0": lambda seed, m, n, t: run_graph_v0(seed, m, n), "v1": lambda seed, m, n, t: run_graph_v1(seed, m, n),
-              "v2": lambda seed, m, n, t: run_graph_v2(seed, m, n), "v3": lambda seed, m, n, t: run_graph_v3(seed, m, n),
-              "v4": run_graph_v4}
+def run_graph_level(level, seed, m, threads):
+    """A graph level over m ops, ready to run n samples."""
+    if level == "v4":
+        return lambda n: run_graph_v4(seed, m, n, threads)
+    go = GRAPH_RUNS[level]
+    return lambda n: go(seed, m, n)
 
 
-def cpus_available():
-    """CPUs in this process's affinity mask (what taskset or a container allows)."""
-    return max(len(os.sched_getaffinity(0)), 1)
-
-
-def cpu_clock(level):
-    """The CPU clock of a level's timed region, in ns (contract §5): the process's for v4,
-    whose OpenMP threads all work, the calling thread's own for the single-threaded levels."""
-    return time.process_time_ns if level == "v4" else time.thread_time_ns
-
-
-def run_graph(opts):
-    """The graph workload (docs/contract-graph.md): each level, timed, one line each."""
-    if not opts.json:
-        emit(graph_text_header())
-    v0_seconds = 0.0
-    for level in opts.levels:
-        threads = opts.threads if level == "v4" else 1
-        go, cpu_now = GRAPH_RUNS[level], cpu_clock(level)
-        start = time.monotonic_ns()
-        cpu_start = cpu_now()
-        sums = go(opts.seed, opts.ops, opts.iters, threads)
-        cpu_seconds = (cpu_now() - cpu_start) / 1e9
-        seconds = (time.monotonic_ns() - start) / 1e9
-        r = GraphResult(IMPL, level, opts.ops, opts.iters, opts.seed, threads, seconds, cpu_seconds, GraphSums(*sums))
-        if level == "v0":
-            v0_seconds = seconds
-        emit(graph_json_line(r) if opts.json else graph_text_line(r, v0_seconds))
-
-
-def run(opts):
-    if not opts.json:
-        emit(text_header())
-    v0_seconds = 0.0
-    for level in opts.levels:
-        threads = opts.threads if level == "v4" else 1
-        go, cpu_now = LEVEL_RUNS[level], cpu_clock(level)
-        start = time.monotonic_ns()
-        cpu_start = cpu_now()
-        sums = go(opts.seed, opts.iters, threads)
-        cpu_seconds = (cpu_now() - cpu_start) / 1e9
-        seconds = (time.monotonic_ns() - start) / 1e9
-        r = Result(IMPL, level, opts.iters, opts.seed, threads, seconds, cpu_seconds, Sums(*sums))
-        if level == "v0":
-            v0_seconds = seconds
-        emit(json_line(r) if opts.json else text_line(r, v0_seconds))
-
-
-def evaluate(opts):
-    f, dfdx, dfdy = eval_point(opts.x, opts.y)
-    p = (opts.x + opts.y) * opts.x
-    if not math.isfinite(p):
-        raise UsageError("(X + Y) * X overflows at this point")
-    for v in (f, dfdx, dfdy):
-        if not math.isfinite(v):
-            raise UsageError("the result overflows at this point")
-    emit(eval_json(IMPL, opts.x, opts.y, f, dfdx, dfdy) if opts.json else eval_text(opts.x, opts.y, f, dfdx, dfdy))
-
-
-def main():
-    # Die quietly like a C program when stdout is a closed pipe (`| head`), rather
-    # than with a BrokenPipeError trace.
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    try:
-        opts = parse(sys.argv[1:], cpus_available(), HAVE)
-        if opts.mode == HELP:
-            emit(HELP_TEXT)
-        elif opts.mode == VERSION:
-            emit(VERSION_TEXT + "\n" + target_text())
-        elif opts.mode == EVAL:
-            evaluate(opts)
-        elif opts.workload == "graph":
-            run_graph(opts)
-        else:
-            run(opts)
-    except UsageError as e:
-        sys.stderr.write("error: " + e.message + "\n")
-        sys.exit(2)
-
+PROGRAM = Program(IMPL, lambda: VERSION_TEXT + "\n" + target_text(), HELP_TEXT, HAVE, run_level, run_graph_level,
+                  eval_point)
 
 if __name__ == "__main__":
-    main()
+    main(PROGRAM)

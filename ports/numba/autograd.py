@@ -12,20 +12,16 @@
 #
 #     build/autograd-numba --level v2 --iters 1000000
 #     build/autograd-numba --workload graph --level v3 --iters 200
-import math
 import os
-import signal
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-# The CPython port's cli package, shared (one definition of the command line and output);
-# this folder's own core/, softplus/ and graph/ come first on sys.path.
+# The CPython port's cli package, shared (one definition of the command line, the dispatch
+# and timing, and the output); this folder's own core/, softplus/ and graph/ come first on
+# sys.path.
 sys.path.append(os.path.join(os.path.dirname(HERE), "python"))
 
-from cli.args import parse, UsageError, EVAL, HELP, VERSION  # noqa: E402
-from cli.output import (emit, Result, GraphResult, text_header, graph_text_header, text_line,  # noqa: E402
-                        graph_text_line, json_line, graph_json_line, eval_text, eval_json)
+from cli.driver import Program, main  # noqa: E402
 from core.target import target_text  # noqa: E402  (no Numba import: --help, --version and errors stay quick)
 
 # Each workload this port has, and its levels (cli.args.parse refuses the others): v0 and v1's
@@ -62,17 +58,6 @@ optimization level and prints the time and the checksums. Workloads:
   --threads T  threads for v4, 1..1024 (default: the CPUs this process may use)
   --json       one JSON object per line instead of the table
   --eval X Y   f and its gradient at one point, through the softplus v2 tape"""
-
-
-def cpus_available():
-    """CPUs in this process's affinity mask (what taskset or a container allows)."""
-    return max(len(os.sched_getaffinity(0)), 1)
-
-
-def cpu_clock(level):
-    """The CPU clock of a level's timed region, in ns (contract §5): the process's for v4,
-    whose threads all work, the calling thread's own for the single-threaded levels."""
-    return time.process_time_ns if level == "v4" else time.thread_time_ns
 
 
 def level_function(level):
@@ -113,87 +98,33 @@ def use_threads(level, threads):
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
 
 
-def timed(level, call):
-    """Run call() under the contract's clocks: (result, seconds, cpu_seconds)."""
-    cpu_now = cpu_clock(level)
-    start = time.monotonic_ns()
-    cpu_start = cpu_now()
-    out = call()
-    cpu_seconds = (cpu_now() - cpu_start) / 1e9
-    seconds = (time.monotonic_ns() - start) / 1e9
-    return out, seconds, cpu_seconds
-
-
-def run_graph(opts):
-    """The graph workload (docs/contract-graph.md): each level, timed, one line each."""
+def run_level(level, seed, threads):
+    """A softplus level ready to run n samples (cli.driver times it): compiled, or loaded
+    from the cache, by a one-sample call before the clock."""
     import numpy as np
-    if not opts.json:
-        emit(graph_text_header())
-    v0_seconds = 0.0
-    seed = np.uint64(opts.seed)
-    for level in opts.levels:
-        threads = opts.threads if level == "v4" else 1
-        fn = graph_level_function(level)
-        use_threads(level, threads)
-        fn(seed, opts.ops, 1, threads)   # compiled (or loaded from the cache) before the clock
-        sums, seconds, cpu_seconds = timed(level, lambda: fn(seed, opts.ops, opts.iters, threads))
-        r = GraphResult(IMPL, level, opts.ops, opts.iters, opts.seed, threads, seconds, cpu_seconds, sums)
-        if level == "v0":
-            v0_seconds = seconds
-        emit(graph_json_line(r) if opts.json else graph_text_line(r, v0_seconds))
+    fn, seed = level_function(level), np.uint64(seed)
+    use_threads(level, threads)
+    fn(seed, 1, threads)
+    return lambda n: fn(seed, n, threads)
 
 
-def run(opts):
+def run_graph_level(level, seed, m, threads):
+    """A graph level over m ops, ready to run n samples, compiled or loaded before the clock."""
     import numpy as np
-    if not opts.json:
-        emit(text_header())
-    v0_seconds = 0.0
-    seed = np.uint64(opts.seed)
-    for level in opts.levels:
-        threads = opts.threads if level == "v4" else 1
-        fn = level_function(level)
-        use_threads(level, threads)
-        fn(seed, 1, threads)             # compiled (or loaded from the cache) before the clock
-        sums, seconds, cpu_seconds = timed(level, lambda: fn(seed, opts.iters, threads))
-        r = Result(IMPL, level, opts.iters, opts.seed, threads, seconds, cpu_seconds, sums)
-        if level == "v0":
-            v0_seconds = seconds
-        emit(json_line(r) if opts.json else text_line(r, v0_seconds))
+    fn, seed = graph_level_function(level), np.uint64(seed)
+    use_threads(level, threads)
+    fn(seed, m, 1, threads)
+    return lambda n: fn(seed, m, n, threads)
 
 
-def evaluate(opts):
-    from softplus.tape import eval_point
-    f, dfdx, dfdy = eval_point(opts.x, opts.y)
-    p = (opts.x + opts.y) * opts.x
-    if not math.isfinite(p):
-        raise UsageError("(X + Y) * X overflows at this point")
-    for v in (f, dfdx, dfdy):
-        if not math.isfinite(v):
-            raise UsageError("the result overflows at this point")
-    emit(eval_json(IMPL, opts.x, opts.y, f, dfdx, dfdy) if opts.json else eval_text(opts.x, opts.y, f, dfdx, dfdy))
+def eval_point(x, y):
+    """f and its gradient at (x, y) through the softplus v2 tape, compiled on first use."""
+    from softplus import tape
+    return tape.eval_point(x, y)
 
 
-def main():
-    # Die quietly like a C program when stdout is a closed pipe (`| head`), rather
-    # than with a BrokenPipeError trace.
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    try:
-        # parse refuses a workload or level this port lacks (HAVE), as bad input.
-        opts = parse(sys.argv[1:], cpus_available(), HAVE)
-        if opts.mode == HELP:
-            emit(HELP_TEXT)
-        elif opts.mode == VERSION:
-            emit(VERSION_TEXT + "\n" + target_text())
-        elif opts.mode == EVAL:
-            evaluate(opts)
-        elif opts.workload == "graph":
-            run_graph(opts)
-        else:
-            run(opts)
-    except UsageError as e:
-        sys.stderr.write("error: " + e.message + "\n")
-        sys.exit(2)
-
+PROGRAM = Program(IMPL, lambda: VERSION_TEXT + "\n" + target_text(), HELP_TEXT, HAVE, run_level, run_graph_level,
+                  eval_point)
 
 if __name__ == "__main__":
-    main()
+    main(PROGRAM)

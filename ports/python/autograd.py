@@ -11,16 +11,9 @@
 #
 #     python3 ports/python/autograd.py --level v2 --iters 100000
 #     python3 ports/python/autograd.py --workload graph --level v2 --iters 20
-import math
-import os
 import platform
-import signal
-import sys
-import time
 
-from cli.args import parse, UsageError, EVAL, HELP, VERSION
-from cli.output import (emit, Result, GraphResult, text_header, graph_text_header, text_line, graph_text_line,
-                        json_line, graph_json_line, eval_text, eval_json)
+from cli.driver import Program, main
 from softplus.naive import run_v0
 from softplus.pool import run_v1
 from softplus.tape import run_v2, eval_point
@@ -64,109 +57,23 @@ optimization level and prints the time and the checksums. Workloads:
   --json       one JSON object per line instead of the table
   --eval X Y   f and its gradient at one point, through the softplus v2 tape"""
 
-
-def cpus_available():
-    """CPUs in this process's affinity mask (what taskset or a container allows). PyPy 3.9
-    has no os.sched_getaffinity: there, every CPU (only v4 uses the count, which this port
-    lacks)."""
-    if hasattr(os, "sched_getaffinity"):
-        return max(len(os.sched_getaffinity(0)), 1)
-    return max(os.cpu_count() or 1, 1)
+RUNS = {"v0": run_v0, "v1": run_v1, "v2": run_v2, "fused": run_fused}
+GRAPH_RUNS = {"v0": run_graph_v0, "v1": run_graph_v1, "v2": run_graph_v2}
 
 
-def cpu_clock(level):
-    """The CPU clock of a level's timed region, in ns (contract §5): the process's for v4,
-    whose threads all work, the calling thread's own for the single-threaded levels."""
-    return time.process_time_ns if level == "v4" else time.thread_time_ns
+def run_level(level, seed, threads):
+    """A softplus level, ready to run n samples (cli.driver times it)."""
+    go = RUNS[level]
+    return lambda n: go(seed, n)
 
 
-def run_level(level, seed, n, threads):
-    if level == "v0":
-        return run_v0(seed, n)
-    if level == "v1":
-        return run_v1(seed, n)
-    if level == "v2":
-        return run_v2(seed, n)
-    return run_fused(seed, n)
+def run_graph_level(level, seed, m, threads):
+    """A graph level over m ops, ready to run n samples."""
+    go = GRAPH_RUNS[level]
+    return lambda n: go(seed, m, n)
 
 
-def run_graph_level(level, seed, m, n, threads):
-    if level == "v0":
-        return run_graph_v0(seed, m, n)
-    if level == "v1":
-        return run_graph_v1(seed, m, n)
-    return run_graph_v2(seed, m, n)
-
-
-def run_graph(opts):
-    """The graph workload (docs/contract-graph.md): each level, timed, one line each."""
-    if not opts.json:
-        emit(graph_text_header())
-    v0_seconds = 0.0
-    for level in opts.levels:
-        threads = opts.threads if level == "v4" else 1
-        cpu_now = cpu_clock(level)
-        start = time.monotonic_ns()
-        cpu_start = cpu_now()
-        sums = run_graph_level(level, opts.seed, opts.ops, opts.iters, threads)
-        cpu_seconds = (cpu_now() - cpu_start) / 1e9
-        seconds = (time.monotonic_ns() - start) / 1e9
-        r = GraphResult(IMPL, level, opts.ops, opts.iters, opts.seed, threads, seconds, cpu_seconds, sums)
-        if level == "v0":
-            v0_seconds = seconds
-        emit(graph_json_line(r) if opts.json else graph_text_line(r, v0_seconds))
-
-
-def run(opts):
-    if not opts.json:
-        emit(text_header())
-    v0_seconds = 0.0
-    for level in opts.levels:
-        threads = opts.threads if level == "v4" else 1
-        cpu_now = cpu_clock(level)
-        start = time.monotonic_ns()
-        cpu_start = cpu_now()
-        sums = run_level(level, opts.seed, opts.iters, threads)
-        cpu_seconds = (cpu_now() - cpu_start) / 1e9
-        seconds = (time.monotonic_ns() - start) / 1e9
-        r = Result(IMPL, level, opts.iters, opts.seed, threads, seconds, cpu_seconds, sums)
-        if level == "v0":
-            v0_seconds = seconds
-        emit(json_line(r) if opts.json else text_line(r, v0_seconds))
-
-
-def evaluate(opts):
-    f, dfdx, dfdy = eval_point(opts.x, opts.y)
-    p = (opts.x + opts.y) * opts.x
-    if not math.isfinite(p):
-        raise UsageError("(X + Y) * X overflows at this point")
-    for v in (f, dfdx, dfdy):
-        if not math.isfinite(v):
-            raise UsageError("the result overflows at this point")
-    emit(eval_json(IMPL, opts.x, opts.y, f, dfdx, dfdy) if opts.json else eval_text(opts.x, opts.y, f, dfdx, dfdy))
-
-
-def main():
-    # Die quietly like a C program when stdout is a closed pipe (`| head`), rather
-    # than with a BrokenPipeError trace.
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    try:
-        # parse refuses a workload or level this port lacks (HAVE), as bad input.
-        opts = parse(sys.argv[1:], cpus_available(), HAVE)
-        if opts.mode == HELP:
-            emit(HELP_TEXT)
-        elif opts.mode == VERSION:
-            emit(VERSION_TEXT)
-        elif opts.mode == EVAL:
-            evaluate(opts)
-        elif opts.workload == "graph":
-            run_graph(opts)
-        else:
-            run(opts)
-    except UsageError as e:
-        sys.stderr.write("error: " + e.message + "\n")
-        sys.exit(2)
-
+PROGRAM = Program(IMPL, lambda: VERSION_TEXT, HELP_TEXT, HAVE, run_level, run_graph_level, eval_point)
 
 if __name__ == "__main__":
-    main()
+    main(PROGRAM)
