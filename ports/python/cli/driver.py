@@ -10,22 +10,8 @@ import time
 from typing import Callable, NamedTuple
 
 from .args import parse, UsageError, EVAL, HELP, VERSION
-from .output import (emit, Result, GraphResult, text_header, graph_text_header, text_line, graph_text_line,
-                     json_line, graph_json_line, eval_text, eval_json)
-
-
-class Sums(NamedTuple):
-    """A softplus level's checksums (the modules may return plain tuples)."""
-    f: float
-    dx: float
-    dy: float
-
-
-class GraphSums(NamedTuple):
-    """A graph level's checksums."""
-    loss: float
-    grad_in: float
-    grad_all: float
+from .output import (emit, Sums, GraphSums, Result, GraphResult, text_header, graph_text_header, text_line,
+                     graph_text_line, json_line, graph_json_line, eval_text, eval_json)
 
 
 class Program(NamedTuple):

@@ -31,6 +31,20 @@ def g17(v):
     return fmt(v, "%.17g")
 
 
+class Sums(NamedTuple):
+    """The three checksums of contract §2, as Result holds them."""
+    f: float
+    dx: float
+    dy: float
+
+
+class GraphSums(NamedTuple):
+    """The three checksums of contract-graph.md G3, as GraphResult holds them."""
+    loss: float
+    grad_in: float
+    grad_all: float
+
+
 class Result(NamedTuple):
     """One level's run of the softplus workload: one line of output."""
     impl: str
