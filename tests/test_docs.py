@@ -49,3 +49,18 @@ def test_the_readmes_numbers_are_generated_from_the_raw_files_they_cite():
         files = sorted(ROOT.glob(m["raw"])) if m["name"] in report.MANY_BLOCKS else [ROOT / m["raw"]]
         assert files and all(f.is_file() for f in files) and m["raw"].startswith("results/raw/"), m["raw"]
     assert report.fill_blocks(text) == text
+
+
+def test_the_contract_names_every_implementation_of_the_registry():
+    """contract §5 lists the impl names of its time; §6 names the ones added since, each from the registry
+    (scripts/impls.py), and no name the registry lacks."""
+    import re
+    import sys
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import impls
+    text = (ROOT / "docs" / "contract.md").read_text()
+    listed = re.search(r"`impl` is one of ([\w, -]+)\.", text)[1].split(", ")
+    (added,) = re.findall(r"\*\*Implementation names\.\*\*(.*?)\n\n", text, re.S)
+    added = re.findall(r"`([\w-]+)`", added.split("besides §5's,", 1)[1])
+    names = {i.name for i in impls.DEFAULT}
+    assert set(listed) | set(added) == names, (listed, added, names)
