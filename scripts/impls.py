@@ -119,7 +119,9 @@ DEFAULT: list[Impl] = [
          "JAX peer (autograd: jit(vmap(value_and_grad)))", ["v3"], graph_levels=["v3"],
          # XLA's compile time grows faster than M^2 on the unrolled graph (15.6 s at 400 ops,
          # ~10 minutes and 11 GB at 1,000 here): its graph row is timed at 100 ops, and says so.
-         graph_ops=100, module="jax"),
+         # Every process compiles again (graph: 5.7 s a process on the Zen 4, 3.8 s of it XLA's
+         # compile; about 10 s on the Zen 3, where 70 rounds took make bench past an hour): 15 rounds.
+         graph_ops=100, module="jax", rounds=15),
     Impl("torch", ["{python}", "peers/torch_peer.py"], "peer",
          "PyTorch peer (autograd: torch.autograd, CPU; graph v0 eager, v3 batched)", ["v3"],
          # 3.7 s a process, import and a 1,024-sample graph v3 run (166 of 628 s in 15 rounds): 9 rounds.
