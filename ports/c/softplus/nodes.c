@@ -37,25 +37,43 @@ static void node_set(Node *node, int kind, double leaf_val, Node *a, Node *b)
     node->b = b;
 }
 
-/* The node's value, recomputed from the leaves on every call. */
-static double node_value(const Node *node)
+static double node_op_value(const Node *node);
+
+/* The node's value, recomputed from the leaves on every call. A leaf's is read where it is
+ * asked for (9 of a sample's 15 calls are on leaves); the other kinds recurse. */
+static inline __attribute__((always_inline)) double node_value(const Node *node)
+{
+    if (node->kind == LEAF)
+        return node->leaf_val;
+    return node_op_value(node);
+}
+
+/* node_value of a node that is not a leaf. */
+static double node_op_value(const Node *node)
 {
     switch (node->kind) {
     case SUM:
         return node_value(node->a) + node_value(node->b);
     case PROD:
         return node_value(node->a) * node_value(node->b);
-    case SOFTPLUS:
-        return softplus(node_value(node->a));
     default:
-        return node->leaf_val;
+        return softplus(node_value(node->a));
     }
 }
 
+static void node_op_backward(Node *node, double g);
+
 /* Add g to the node's grad and recurse into its inputs (chain rule). */
-static void node_backward(Node *node, double g)
+static inline __attribute__((always_inline)) void node_backward(Node *node, double g)
 {
     node->grad += g;
+    if (node->kind != LEAF)
+        node_op_backward(node, g);
+}
+
+/* node_backward's recursion into a node's inputs, for a node that is not a leaf. */
+static void node_op_backward(Node *node, double g)
+{
     switch (node->kind) {
     case SUM:
         node_backward(node->a, g);

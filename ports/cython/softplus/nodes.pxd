@@ -22,8 +22,22 @@ cdef class Node:
     cdef Node a            # inputs: none (None) for a LEAF, `a` only for SOFTPLUS
     cdef Node b
 
-    cdef double value(self) noexcept
-    cdef void backward(self, double g) noexcept
+    cdef inline double value(self) noexcept:
+        """The node's value, recomputed from the leaves on every call. A leaf's is read where
+        it is asked for (9 of a sample's 15 calls are on leaves); the other kinds recurse."""
+        if self.kind == LEAF:
+            return self.leaf_val
+        return self.op_value()
+
+    cdef double op_value(self) noexcept
+
+    cdef inline void backward(self, double g) noexcept:
+        """Add g to the node's grad and recurse into its inputs (chain rule)."""
+        self.grad += g
+        if self.kind != LEAF:
+            self.op_backward(g)
+
+    cdef void op_backward(self, double g) noexcept
 
 
 cdef inline void node_set(Node node, int kind, double leaf_val, Node a, Node b) noexcept:

@@ -7,19 +7,16 @@ from core.ops cimport softplus, sigmoid
 @cython.no_gc   # as declared in the .pxd, where Cython does not apply it
 @cython.freelist(8)  # the last 8 freed nodes' memory kept for the next ones (as glibc's tcache keeps 7 for C)
 cdef class Node:
-    cdef double value(self) noexcept:
-        """The node's value, recomputed from the leaves on every call."""
+    cdef double op_value(self) noexcept:
+        """value() of a node that is not a leaf."""
         if self.kind == SUM:
             return self.a.value() + self.b.value()
         if self.kind == PROD:
             return self.a.value() * self.b.value()
-        if self.kind == SOFTPLUS:
-            return softplus(self.a.value())
-        return self.leaf_val
+        return softplus(self.a.value())
 
-    cdef void backward(self, double g) noexcept:
-        """Add g to the node's grad and recurse into its inputs (chain rule)."""
-        self.grad += g
+    cdef void op_backward(self, double g) noexcept:
+        """backward()'s recursion into a node's inputs, for a node that is not a leaf."""
         if self.kind == SUM:
             self.a.backward(g)
             self.b.backward(g)

@@ -46,21 +46,35 @@ def node_new(kind: Int, leaf_val: Float64, a: NodePtr, b: NodePtr, count: Int = 
     return node
 
 
+@always_inline
 def value(node: NodePtr) -> Float64:
-    """The node's value, recomputed from the leaves on every call."""
+    """The node's value, recomputed from the leaves on every call. A leaf's is read where
+    it is asked for (9 of a sample's 15 calls are on leaves); the other kinds recurse."""
+    if node[].kind == LEAF:
+        return node[].leaf_val
+    return op_value(node)
+
+
+def op_value(node: NodePtr) -> Float64:
+    """value() of a node that is not a leaf."""
     var kind = node[].kind
     if kind == SUM:
         return value(node[].a) + value(node[].b)
     if kind == PROD:
         return value(node[].a) * value(node[].b)
-    if kind == SOFTPLUS:
-        return softplus(value(node[].a))
-    return node[].leaf_val
+    return softplus(value(node[].a))
 
 
+@always_inline
 def backward(node: NodePtr, g: Float64):
     """Add g to the node's grad and recurse into its inputs (chain rule)."""
     node[].grad += g
+    if node[].kind != LEAF:
+        op_backward(node, g)
+
+
+def op_backward(node: NodePtr, g: Float64):
+    """backward()'s recursion into a node's inputs, for a node that is not a leaf."""
     var kind = node[].kind
     if kind == SUM:
         backward(node[].a, g)

@@ -24,18 +24,28 @@ class Node:
         self.b = b
 
     def value(self):
-        """The node's value, recomputed from the leaves on every call."""
+        """The node's value, recomputed from the leaves on every call. A leaf's is read here;
+        the other kinds recurse (the compiled programs inline this test at every call)."""
+        if self.kind == LEAF:
+            return self.leaf_val
+        return self.op_value()
+
+    def op_value(self):
+        """value() of a node that is not a leaf."""
         if self.kind == SUM:
             return self.a.value() + self.b.value()
         if self.kind == PROD:
             return self.a.value() * self.b.value()
-        if self.kind == SOFTPLUS:
-            return softplus(self.a.value())
-        return self.leaf_val
+        return softplus(self.a.value())
 
     def backward(self, g):
         """Add g to this node's grad and recurse into its inputs (chain rule)."""
         self.grad += g
+        if self.kind != LEAF:
+            self.op_backward(g)
+
+    def op_backward(self, g):
+        """backward()'s recursion into a node's inputs, for a node that is not a leaf."""
         if self.kind == SUM:
             self.a.backward(g)
             self.b.backward(g)

@@ -27,19 +27,31 @@ pub const Node = struct {
         self.* = .{ .kind = kind, .leaf_val = leaf_val, .grad = 0.0, .a = a, .b = b };
     }
 
-    /// The node's value, recomputed from the leaves on every call.
-    pub fn value(self: *const Node) f64 {
+    /// The node's value, recomputed from the leaves on every call. A leaf's is read where
+    /// it is asked for (9 of a sample's 15 calls are on leaves); the other kinds recurse.
+    pub inline fn value(self: *const Node) f64 {
+        if (self.kind == .leaf) return self.leaf_val;
+        return self.opValue();
+    }
+
+    /// value() of a node that is not a leaf.
+    fn opValue(self: *const Node) f64 {
         return switch (self.kind) {
             .sum => self.a.?.value() + self.b.?.value(),
             .prod => self.a.?.value() * self.b.?.value(),
             .softplus => softplus(self.a.?.value()),
-            .leaf => self.leaf_val,
+            .leaf => unreachable,
         };
     }
 
     /// Add g to this node's grad and recurse into its inputs (chain rule).
-    pub fn backward(self: *Node, g: f64) void {
+    pub inline fn backward(self: *Node, g: f64) void {
         self.grad += g;
+        if (self.kind != .leaf) self.opBackward(g);
+    }
+
+    /// backward()'s recursion into a node's inputs, for a node that is not a leaf.
+    fn opBackward(self: *Node, g: f64) void {
         switch (self.kind) {
             .sum => {
                 self.a.?.backward(g);
