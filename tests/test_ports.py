@@ -162,3 +162,38 @@ def test_help_and_version(impl, codon):
     assert lines[0].startswith(f"autograd ({impl.name}) ")
     if impl.name not in ("python", "pypy"):   # the compiled ones name their target and vector width like Codon's
         assert len(lines) == 2 and lines[1].split(",")[1:] == codon.ok("--version").splitlines()[1].split(",")[1:]
+
+
+def region_syscalls(impl, *args: str) -> list[str]:
+    """The system calls made between the two CLOCK_PROCESS_CPUTIME_ID reads of one v4 run (contract §5:
+    the CPU clock is read inside the timed region), by every thread, as strace writes them."""
+    import shutil
+    if shutil.which("strace") is None:
+        pytest.skip("strace not found (.ci/run installs it)")
+    proc = subprocess.run(["strace", "-f", "-qq", "-e", "signal=none", "-o", "/dev/stderr", *impl.argv, *args],
+                          capture_output=True, text=True, timeout=120)
+    if proc.returncode != 0 and "PTRACE" in proc.stderr:
+        pytest.skip(f"strace cannot trace here: {proc.stderr.splitlines()[0]}")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    reads = [i for i, line in enumerate(proc.stderr.splitlines()) if "CLOCK_PROCESS_CPUTIME_ID" in line]
+    assert len(reads) >= 2, (impl.name, proc.stderr[-2000:])
+    return proc.stderr.splitlines()[reads[0] + 1:reads[1]]
+
+
+@pytest.mark.parametrize("workload", [["--iters", "3000"], ["--workload", "graph", "--ops", "100", "--iters", "300"]],
+                         ids=["softplus", "graph"])
+def test_v4_region_holds_no_runtime_start_up(impl, workload):
+    """Contract §5: the timed region is the iteration loop, not start-up. A v4 region may start its threads
+    (every port does), but must not move a thread from CPU to CPU: libomp, at its first parallel region,
+    reads the topology by pinning the calling thread to each CPU in turn, which waits for each CPU and put
+    1.4 ms off the CPU into a 2.4-ms region at CI (cpu_seconds 0.001 of seconds 0.0024). The Codon program
+    finishes OpenMP's start-up before its first region."""
+    if "v4" not in impl.levels or "v4" not in impl.graph_levels:
+        pytest.skip(f"{impl.name} has no v4")
+    cpus = os.sched_getaffinity(0)
+    if len(cpus) < 2:
+        pytest.skip("one CPU: a pin to it cannot be told from the whole mask")
+    whole = "[" + " ".join(str(c) for c in sorted(cpus)) + "]"
+    pins = [line for line in region_syscalls(impl, *workload, "--level", "v4", "--threads", "2", "--json")
+            if "sched_setaffinity(" in line and whole not in line]
+    assert pins == [], (impl.name, pins)
