@@ -80,3 +80,20 @@ def test_text_table(codon):
     json_sums = [(r["sum_loss"], r["sum_grad_in"], r["sum_grad_all"])
                  for r in codon.records("--workload", "graph", "--ops", "12", "--iters", "2")]
     assert [tuple(float(v) for v in row[9:]) for row in rows] == json_sums
+
+
+def collections(codon, *args):
+    """Boehm's collections in a run of the Codon program, as GC_PRINT_STATS reports them (one
+    "Marking for collection #k" line each, the first at start-up)."""
+    proc = codon.run(*args, env={"GC_PRINT_STATS": "1"})
+    assert proc.returncode == 0, proc.stderr
+    return proc.stderr.count("Marking for collection #")
+
+
+def test_v1_fills_its_pool_without_a_collection(codon):
+    """graph/pool.codon pauses the collector while v1's first sample allocates the pool: all of it
+    stays live, and Boehm marked it as its heap grew (a collection at the default 10,000 ops).
+    v1 of one sample and of three collects no more than v2, whose tape is four arrays."""
+    tape = collections(codon, "--workload", "graph", "--level", "v2", "--iters", "1")
+    for n in ["1", "3"]:
+        assert collections(codon, "--workload", "graph", "--level", "v1", "--iters", n) <= tape, n
