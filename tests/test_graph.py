@@ -1,5 +1,7 @@
 """The graph workload of the Codon program (docs/contract-graph.md): known answers at every level, the
 levels against each other and against the independent reference, its JSON and text output."""
+import os
+
 import pytest
 
 import reference as ref
@@ -85,14 +87,14 @@ def test_text_table(codon):
 def collections(codon, *args):
     """Boehm's collections in a run of the Codon program, as GC_PRINT_STATS reports them (one
     "Marking for collection #k" line each, the first at start-up)."""
-    proc = codon.run(*args, env={"GC_PRINT_STATS": "1"})
+    proc = codon.run(*args, env={**os.environ, "GC_PRINT_STATS": "1"})
     assert proc.returncode == 0, proc.stderr
     return proc.stderr.count("Marking for collection #")
 
 
 def test_v1_fills_its_pool_without_a_collection(codon):
     """graph/pool.codon pauses the collector while v1's first sample allocates the pool: all of it
-    stays live, and Boehm marked it as its heap grew (a collection at the default 10,000 ops).
+    stays live, yet Boehm ran a collection that marked it as its heap grew (at the default 10,000 ops).
     v1 of one sample and of three collects no more than v2, whose tape is four arrays."""
     tape = collections(codon, "--workload", "graph", "--level", "v2", "--iters", "1")
     for n in ["1", "3"]:
