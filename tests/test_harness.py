@@ -942,3 +942,48 @@ def test_report_states_the_half_width_of_its_paired_intervals_and_the_pairs_of_a
     assert "±10.0% at the median of all 3" in line and "123 s in all" in line and "7 rounds" in line
     e = {"ratios": [1.0] * 3, "median": 1.0, "interval": [0.9, 1.2], "read": "tie"}
     assert report.reading(e, pairs=7) == "≈1.00 [0.90, 1.20] (3 pairs)" and report.reading(e, pairs=3) == "≈1.00 [0.90, 1.20]"
+
+
+# --- scripts/modes.py: one cell's paired ratios, split by how fast both runs were ---------------
+
+MODES = ROOT / "scripts" / "modes.py"
+
+
+def modes(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(MODES), *args], capture_output=True, text=True, timeout=60)
+
+
+def test_modes_all_pairs_line_is_the_runs_own_paired_median_and_the_split_adds_up(tmp_path):
+    """A made-up run: Codon and C at softplus v1, 6 rounds, two of them fast for both. The "all" line
+    must be the median report.py reads (by cpu_seconds, round by round), and the split must put each
+    pair where both its runs fall."""
+    def runs(ns: list[float]) -> list[dict]:
+        return [{"round": k + 1, "seconds": 1.0, "cpu_seconds": t * 1e-9 * 1000} for k, t in enumerate(ns)]
+    codon = [60, 62, 95, 96, 97, 98]
+    c = [66, 64, 90, 92, 94, 100]
+    doc = {"implementations": [{"name": "codon", "compiled": True}, {"name": "c", "compiled": True}],
+           "results": [{"impl": n, "workload": "softplus", "level": "v1", "scan": False, "status": "ok",
+                        "iters": 1000, "runs": runs(ns)} for n, ns in (("codon", codon), ("c", c))]}
+    raw = tmp_path / "run.json"
+    raw.write_text(json.dumps(doc))
+    proc = modes(str(raw), "--level", "v1", "--b", "c", "--split-ns", "85")
+    assert proc.returncode == 0, proc.stderr
+    ratios = sorted(a / b for a, b in zip(codon, c))
+    want_all = (ratios[2] + ratios[3]) / 2
+    lines = proc.stdout.splitlines()
+    assert "codon: 2 of 6 runs under 85 ns" in proc.stdout and "c: 2 of 6 runs under 85 ns" in proc.stdout
+    assert any(l.split()[0] == "all" and float(l.split()[1]) == round(want_all, 3) and "6 pairs" in l for l in lines)
+    fast = sorted([60 / 66, 62 / 64])
+    assert any(l.split()[:2] == ["both", "fast"] and float(l.split()[2]) == round(sum(fast) / 2, 3) for l in lines)
+    assert any(l.split()[:2] == ["both", "slow"] and "4 pairs" in l for l in lines)
+
+
+def test_modes_bad_input_is_one_error_line_and_status_2(tmp_path):
+    proc = modes(str(tmp_path / "absent.json"), "--level", "v1", "--b", "c", "--split-ns", "85")
+    assert proc.returncode == 2 and proc.stderr.startswith("error: ") and len(proc.stderr.splitlines()) == 1
+    raw = tmp_path / "run.json"
+    raw.write_text(json.dumps({"results": []}))
+    proc = modes(str(raw), "--level", "v1", "--b", "c", "--split-ns", "85")
+    assert proc.returncode == 2 and proc.stderr == "error: codon has no timed softplus v1 in this run\n"
+    proc = modes(str(raw), "--level", "v1", "--b", "c", "--split-ns", "0")
+    assert proc.returncode == 2 and proc.stderr.startswith("error: ")
