@@ -8,8 +8,8 @@ ns a sample, README "Softplus v1 on the Zen 3"), and a median of paired ratios t
 comparisons. This prints how many of each program's runs were under --split-ns a sample (ns per op for
 the graph), and the median of A's time over B's, with its 95% distribution-free interval, over all pairs,
 over the pairs where both runs were under it and over those where both were at or over it. The clock is
-the run's (impls.ranking_clock), the pairs its rounds (stats.paired_ratios), so the "all" line is the
-median report.py prints. Exit status: 0, or 2 for bad usage.
+the run's (impls.ranking_clock) and a pair is a round both ran in, as stats.paired_ratios pairs them,
+so the "all" line is the median report.py prints. Exit status: 0, or 2 for bad usage.
 """
 from __future__ import annotations
 
