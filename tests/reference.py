@@ -49,6 +49,23 @@ def draw(seed: int, k: int) -> int:
     return mix((seed + k * GAMMA) & MASK)
 
 
+def unmix(z: int) -> int:
+    """mix's inverse: the word that mix scrambles to z."""
+    def unshift(v: int, s: int) -> int:      # undoes v ^ (v >> s)
+        w = v
+        for _ in range(64 // s):
+            w = v ^ (w >> s)
+        return w
+    z = unshift(z, 31)
+    z = unshift((z * pow(0x94D049BB133111EB, -1, 1 << 64)) & MASK, 27)
+    return unshift((z * pow(0xBF58476D1CE4E5B9, -1, 1 << 64)) & MASK, 30)
+
+
+def seed_drawing(z: int) -> int:
+    """The seed whose first draw (k = 1, sample 0's x) is z."""
+    return (unmix(z) - GAMMA) & MASK
+
+
 def unit(z: int) -> float:
     return (z >> 11) * 2.0**-53
 

@@ -41,6 +41,32 @@ def test_first_sample_is_the_contracts(codon):
     assert codon.sums("v2", 1) == codon.eval(repr(x), repr(y))
 
 
+# Sample 0's x at the ends of [-1, 1) and on both sides of 0, where the programs' bit-built
+# 2 unit(z) - 1 (core/rng.codon) switches between its two cases; z's low 11 bits, which
+# unit drops, all set.
+EDGE_TOP53 = [0, 1, 2**52 - 1, 2**52, 2**52 + 1, 2**53 - 1, 0x15555555555555, 0x0AAAAAAAAAAAAA]
+
+
+def test_reference_seed_drawing():
+    for m in EDGE_TOP53:
+        z = m << 11 | 0x7FF
+        assert ref.mix(ref.unmix(z)) == z
+        assert ref.draw(ref.seed_drawing(z), 1) == z
+    assert ref.sample(ref.seed_drawing(0x7FF), 0)[0] == -1.0
+    assert ref.sample(ref.seed_drawing(2**63 | 0x7FF), 0)[0] == 0.0
+
+
+@pytest.mark.parametrize("m", EDGE_TOP53)
+def test_every_level_draws_the_contracts_inputs_at_the_edges(codon, m):
+    seed = ref.seed_drawing(m << 11 | 0x7FF)
+    want = ref.run(seed, 1)
+    for level in ref.SEQUENTIAL_LEVELS:
+        assert codon.sums(level, 1, seed) == tuple(want), level
+    for level in ref.BATCHED_LEVELS:
+        got = codon.sums(level, 1, seed)
+        assert all(ref.rel_diff(g, w) <= ref.BATCHED_RTOL for g, w in zip(got, want)), (level, got)
+
+
 @pytest.mark.parametrize("seed", [0, 7, 2**64 - 1])
 def test_sequential_levels_match_the_reference_for_other_seeds(codon, seed):
     want = ref.run(seed, 2000)
