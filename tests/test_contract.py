@@ -62,9 +62,13 @@ def test_every_level_draws_the_contracts_inputs_at_the_edges(codon, m):
     want = ref.run(seed, 1)
     for level in ref.SEQUENTIAL_LEVELS:
         assert codon.sums(level, 1, seed) == tuple(want), level
-    for level in ref.BATCHED_LEVELS:
-        got = codon.sums(level, 1, seed)
-        assert all(ref.rel_diff(g, w) <= ref.BATCHED_RTOL for g, w in zip(got, want)), (level, got)
+    # n = 1 fills a batch's first lane one sample at a time; a whole batch of 256 (softplus/simd.codon's
+    # BATCH) fills its lanes in vectors (core/rng.codon's lane_samples)
+    for n in [1, 256, 257]:
+        want = ref.run(seed, n)
+        for level in ref.BATCHED_LEVELS:
+            got = codon.sums(level, n, seed)
+            assert all(ref.rel_diff(g, w) <= ref.BATCHED_RTOL for g, w in zip(got, want)), (level, n, got)
 
 
 @pytest.mark.parametrize("seed", [0, 7, 2**64 - 1])
