@@ -15,6 +15,8 @@ from typing import NamedTuple
 
 MASK = (1 << 64) - 1
 GAMMA = 0x9E3779B97F4A7C15
+MIX1 = 0xBF58476D1CE4E5B9
+MIX2 = 0x94D049BB133111EB
 
 # Known answers, contract §1-§2 (seed 42).
 KNOWN_DRAWS = [0xBDD732262FEB6E95, 0x28EFE333B266F103, 0x47526757130F9F52, 0x581CE1FF0E4AE394]
@@ -40,8 +42,8 @@ class Sums(NamedTuple):
 
 
 def mix(z: int) -> int:
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+    z = ((z ^ (z >> 30)) * MIX1) & MASK
+    z = ((z ^ (z >> 27)) * MIX2) & MASK
     return z ^ (z >> 31)
 
 
@@ -57,8 +59,8 @@ def unmix(z: int) -> int:
             w = v ^ (w >> s)
         return w
     z = unshift(z, 31)
-    z = unshift((z * pow(0x94D049BB133111EB, -1, 1 << 64)) & MASK, 27)
-    return unshift((z * pow(0xBF58476D1CE4E5B9, -1, 1 << 64)) & MASK, 30)
+    z = unshift((z * pow(MIX2, -1, 1 << 64)) & MASK, 27)
+    return unshift((z * pow(MIX1, -1, 1 << 64)) & MASK, 30)
 
 
 def seed_drawing(z: int) -> int:

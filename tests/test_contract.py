@@ -63,7 +63,7 @@ def test_every_level_draws_the_contracts_inputs_at_the_edges(codon, m):
     for level in ref.SEQUENTIAL_LEVELS:
         assert codon.sums(level, 1, seed) == tuple(want), level
     # n = 1 fills a batch's first lane one sample at a time; a whole batch of 256 (softplus/simd.codon's
-    # BATCH) fills its lanes in vectors (core/rng.codon's lane_samples)
+    # BATCH) fills its lanes in vectors (core/rng.codon's signed_units)
     for n in [1, 256, 257]:
         want = ref.run(seed, n)
         for level in ref.BATCHED_LEVELS:
