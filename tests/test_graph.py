@@ -1,10 +1,12 @@
 """The graph workload of the Codon program (docs/contract-graph.md): known answers at every level, the
 levels against each other and against the independent reference, its JSON and text output."""
 import os
+import subprocess
 
 import pytest
 
 import reference as ref
+from conftest import BUILD, ROOT, TIMEOUT
 from impls import SEQUENTIAL as SEQUENTIAL_LEVELS, WORKLOAD_LEVELS
 
 GRAPH_LEVELS = WORKLOAD_LEVELS["graph"]          # the registry's, as `--level all` runs them
@@ -93,12 +95,27 @@ def collections(codon, *args):
 
 
 def test_v1_fills_its_pool_without_a_collection(codon):
-    """graph/pool.codon pauses the collector while v1's first sample allocates the pool: all of it
-    stays live, yet Boehm ran a collection that marked it as its heap grew (at the default 10,000 ops).
-    v1 of one sample and of three collects no more than v2, whose tape is four arrays."""
+    """graph/nodes.codon pauses the collector while v1's pool is made: all of it stays live, yet
+    Boehm ran a collection that marked it as its heap grew (at the default 10,000 ops). v1 of one
+    sample and of three collects no more than v2, whose tape is four arrays."""
     tape = collections(codon, "--workload", "graph", "--level", "v2", "--iters", "1")
     for n in ["1", "3"]:
         assert collections(codon, "--workload", "graph", "--level", "v1", "--iters", n) <= tape, n
+
+
+def test_v1_pool_is_made_with_the_graph(codon):
+    """v1's pool (NodeGraph[True]) has a sample's nodes when it is made, before the first sample,
+    and every sample remakes those same objects, slot by slot: its takes have no allocation path,
+    which made graph v1 2-3% slower when the first sample filled the pool (README, "Graph v3 and
+    v4 on the Intel Xeon"). v0's graph (NodeGraph[False]) starts empty and makes a sample's nodes.
+    tests/graph_pool.codon looks from inside."""
+    subprocess.run(["make", "-s", f"BUILD={BUILD}", f"{BUILD}/graph-pool"], cwd=ROOT, check=True)
+    for m in [1, 12, 10_000]:
+        nodes = str(ref.GRAPH_INPUTS + m + 3 * (m // 4))  # the inputs, an output an op, 3 more a SOFTMAX4
+        out = subprocess.run([str(ROOT / BUILD / "graph-pool"), str(m)], capture_output=True, text=True,
+                             timeout=TIMEOUT, check=True).stdout.split("\n")
+        assert out[0].split() == ["pool", nodes, nodes, nodes, nodes, "same"], (m, out)
+        assert out[1].split() == ["objects", "0", nodes, nodes, nodes], (m, out)
 
 
 def test_batch_tapes_are_allocated_without_a_collection(codon):

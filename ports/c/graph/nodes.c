@@ -44,23 +44,24 @@ static inline void graph_node_set(GraphNode *node, int kind, double val, double 
 }
 
 typedef struct {
-    GraphNode **nodes; /* in creation order; nodes[count..len) are a pool's spares */
-    int len;           /* nodes made: the Codon program's len(nodes) */
+    GraphNode **nodes; /* in creation order */
+    int len;           /* nodes made: the Codon program's made */
     int cap;           /* room in `nodes` */
     int count;
+    bool pool;         /* v1: the nodes made once, by node_graph_make_pool, and remade by every sample */
 } NodeGraph;
 
 static void node_graph_init(NodeGraph *g)
 {
-    *g = (NodeGraph){NULL, 0, 0, 0};
+    *g = (NodeGraph){NULL, 0, 0, 0, false};
 }
 
-/* Start a sample: with keep (v1) the nodes are reused, else (v0) freed. The array of
- * pointers is kept either way (the Codon program makes a new list; only the nodes are
- * the level's point). */
-static void node_graph_reset(NodeGraph *g, bool keep)
+/* Start a sample: a pool's nodes are remade; otherwise (v0) they are freed. The array of
+ * pointers is kept either way (the Codon program empties its slots; only the nodes are the
+ * level's point). */
+static void node_graph_reset(NodeGraph *g)
 {
-    if (!keep) {
+    if (!g->pool) {
         for (int i = 0; i < g->len; i++)
             free(g->nodes[i]);
         g->len = 0;
@@ -71,7 +72,8 @@ static void node_graph_reset(NodeGraph *g, bool keep)
 /* Free the nodes and the array (the Codon program leaves them to its GC). */
 static void node_graph_free(NodeGraph *g)
 {
-    node_graph_reset(g, false);
+    for (int i = 0; i < g->len; i++)
+        free(g->nodes[i]);
     free(g->nodes);
 }
 
@@ -85,7 +87,8 @@ static inline GraphNode *node_graph_at(const NodeGraph *g, int i)
     return g->nodes[i];
 }
 
-/* The next node, made as given: a new heap object, or a kept one remade. */
+/* The next node, made as given: a new heap object (v0, and a pool's nodes as they are made),
+ * or a pool's remade. */
 static inline GraphNode *node_graph_take(NodeGraph *g, int kind, double val, double saved, GraphNode *a,
                                          GraphNode *b, GraphNode *c, GraphNode *d)
 {
@@ -109,6 +112,16 @@ static inline GraphNode *node_graph_take(NodeGraph *g, int kind, double val, dou
 static inline void node_graph_leaf(NodeGraph *g, double val)
 {
     node_graph_take(g, GRAPH_LEAF, val, 0.0, NULL, NULL, NULL, NULL);
+}
+
+/* Make a pool (v1) of `room` nodes, a sample's, once, before the first sample, as the Codon
+ * program's NodeGraph[True] does; every sample then remakes them. */
+static void node_graph_make_pool(NodeGraph *g, int room)
+{
+    node_graph_init(g);
+    for (int i = 0; i < room; i++)
+        node_graph_leaf(g, 0.0);
+    g->pool = true;
 }
 
 static inline void node_graph_push_softplus(NodeGraph *g, int i)

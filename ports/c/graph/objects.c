@@ -2,10 +2,10 @@
  * when the next sample starts), linked to its inputs by pointers; backward walks the nodes
  * in reverse creation order. */
 
-/* Sample s's forward pass: its inputs, then the M ops (keep: reuse the nodes, v1). */
-static void record_nodes(NodeGraph *g, uint64_t seed, int64_t s, int m, bool keep)
+/* Sample s's forward pass: its inputs, then the M ops (onto new nodes, or a pool's, v1). */
+static void record_nodes(NodeGraph *g, uint64_t seed, int64_t s, int m)
 {
-    node_graph_reset(g, keep);
+    node_graph_reset(g);
     for (int i = 0; i < N_INPUTS; i++)
         node_graph_leaf(g, graph_input(seed, s, i));
     record_ops(node_graph, g, m);
@@ -17,7 +17,7 @@ static GraphSums run_graph_v0(uint64_t seed, int m, int64_t n)
     node_graph_init(&g);
     GraphSums total = {0.0, 0.0, 0.0};
     for (int64_t s = 0; s < n; s++) {
-        record_nodes(&g, seed, s, m, false);
+        record_nodes(&g, seed, s, m);
         node_graph_backward(&g);
         total = graph_sums_add(total, node_graph_sums(&g));
     }

@@ -27,12 +27,14 @@ cdef class GraphNode:
 
 @cython.final
 cdef class NodeGraph:
-    cdef list nodes    # in creation order; nodes[count:made] are a pool's spares, nodes[made:] None
+    cdef list nodes    # in creation order; nodes[made:] None
     cdef int made      # nodes alive in the list (the C port's len)
     cdef int count
+    cdef bint pool     # v1: the nodes made once, by make_pool, and remade by every sample
 
     # the pushes return 0, or -1 with an exception raised (out of memory)
-    cdef void reset(self, bint keep) noexcept
+    cdef int make_pool(self, int room) except -1
+    cdef void reset(self) noexcept
     cdef int size(self) noexcept
     cdef inline GraphNode at(self, int i)
     cdef GraphNode grow(self)

@@ -35,13 +35,23 @@ cdef class NodeGraph:
         self.nodes = []
         self.made = 0
         self.count = 0
+        self.pool = False
 
-    cdef void reset(self, bint keep) noexcept:
-        """Start a sample: with keep (v1) the nodes are reused, else (v0) dropped, last
+    cdef int make_pool(self, int room) except -1:
+        """Make this graph a pool (v1) of `room` nodes, a sample's, made once, before the first
+        sample, as the Codon program's NodeGraph[True] is; every sample then remakes them."""
+        cdef int i
+        for i in range(room):
+            self.leaf(0.0)
+        self.pool = True
+        return 0
+
+    cdef void reset(self) noexcept:
+        """Start a sample: a pool's nodes are remade; otherwise (v0) they are dropped, last
         first (so each goes at once: the nodes that read it went before it). The list's
         slots are kept either way."""
         cdef int i
-        if not keep:
+        if not self.pool:
             for i in range(self.made - 1, -1, -1):
                 self.nodes[i] = None
             self.made = 0
@@ -62,7 +72,7 @@ cdef class NodeGraph:
         return node
 
     cdef GraphNode grow(self):
-        """A new node in the next slot (v0's every node, v1's first sample's), apart from take so
+        """A new node in the next slot (v0's every node, a pool's as it is made), apart from take so
         that take's usual case, a kept node, is small enough to inline."""
         cdef GraphNode node = GraphNode.__new__(GraphNode)
         if self.made < len(self.nodes):

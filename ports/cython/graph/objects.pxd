@@ -2,4 +2,4 @@
 from libc.stdint cimport uint64_t, int64_t
 from graph.nodes cimport NodeGraph
 
-cdef int record_nodes(NodeGraph g, uint64_t seed, int64_t s, int m, bint keep) except -1
+cdef int record_nodes(NodeGraph g, uint64_t seed, int64_t s, int m) except -1

@@ -7,11 +7,11 @@ from graph.recipe cimport (GraphSums, graph_sums_add, as_tuple, graph_input, op_
 from graph.nodes cimport NodeGraph
 
 
-cdef int record_nodes(NodeGraph g, uint64_t seed, int64_t s, int m, bint keep) except -1:
-    """Sample s's forward pass: its inputs, then the M ops (keep: reuse the nodes, v1)."""
+cdef int record_nodes(NodeGraph g, uint64_t seed, int64_t s, int m) except -1:
+    """Sample s's forward pass: its inputs, then the M ops (onto new nodes, or a pool's, v1)."""
     cdef int i, k, kind
     cdef int ins[4]
-    g.reset(keep)
+    g.reset()
     for i in range(N_INPUTS):
         g.leaf(graph_input(seed, s, i))
     for k in range(m):
@@ -32,7 +32,7 @@ def run_graph_v0(uint64_t seed, int m, int64_t n):
     cdef GraphSums total = GraphSums(0.0, 0.0, 0.0)
     cdef int64_t s
     for s in range(n):
-        record_nodes(g, seed, s, m, False)
+        record_nodes(g, seed, s, m)
         g.backward()
         total = graph_sums_add(total, g.sums())
     return as_tuple(total)

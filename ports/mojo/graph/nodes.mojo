@@ -51,16 +51,26 @@ def graph_node_new(kind: Int, val: Float64, saved: Float64, a: GraphNodePtr, b: 
 
 
 struct NodeGraph(GraphBuilder, Movable):
-    var nodes: Pointer[GraphNodePtr, MutUntrackedOrigin]  # in creation order; [count, len) are a pool's spares
+    var nodes: Pointer[GraphNodePtr, MutUntrackedOrigin]  # in creation order
     var len: Int  # nodes made
     var cap: Int  # room in `nodes`
     var count: Int
+    var pool: Bool  # v1: the nodes made once, by the constructor, and remade by every sample
 
     def __init__(out self):
         self.nodes = Pointer[GraphNodePtr, MutUntrackedOrigin](unsafe_from_address=NULL)
         self.len = 0
         self.cap = 0
         self.count = 0
+        self.pool = False
+
+    def __init__(out self, *, pool_room: Int):
+        """A pool (v1) of `pool_room` nodes, a sample's, made once, before the first sample, as
+        the Codon program's NodeGraph[True] is; every sample then remakes them."""
+        self = NodeGraph()
+        for _ in range(pool_room):
+            self.leaf(0.0)
+        self.pool = True
 
     def __deinit__(deinit self):
         """Free the nodes and the array (the Codon program leaves them to its GC)."""
@@ -68,10 +78,10 @@ struct NodeGraph(GraphBuilder, Movable):
             graph_free(self.nodes[unsafe_offset=i])
         graph_free(self.nodes)
 
-    def reset(mut self, keep: Bool):
-        """Start a sample: with keep (v1) the nodes are reused, else (v0) freed. The array of
-        pointers is kept either way (only the nodes are the level's point)."""
-        if not keep:
+    def reset(mut self):
+        """Start a sample: a pool's nodes are remade; otherwise (v0) they are freed. The array
+        of pointers is kept either way (only the nodes are the level's point)."""
+        if not self.pool:
             for i in range(self.len):
                 graph_free(self.nodes[unsafe_offset=i])
             self.len = 0
@@ -88,7 +98,8 @@ struct NodeGraph(GraphBuilder, Movable):
     @always_inline
     def take(mut self, kind: Int, val: Float64, saved: Float64, a: GraphNodePtr, b: GraphNodePtr,
              c: GraphNodePtr, d: GraphNodePtr) -> GraphNodePtr:
-        """The next node, made as given: a new heap object, or a kept one remade."""
+        """The next node, made as given: a new heap object (v0, and a pool's nodes as they are
+        made), or a pool's remade."""
         if self.count == self.len:
             if self.len == self.cap:
                 self.cap = 2 * self.cap if self.cap > 0 else 1024

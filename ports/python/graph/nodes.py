@@ -24,14 +24,21 @@ class GraphNode:
 
 
 class NodeGraph:
-    def __init__(self):
-        self.nodes = []   # in creation order; nodes[count:] are a pool's spares
+    def __init__(self, pool_room=None):
+        """A graph; with pool_room, a pool (v1) of that many nodes, a sample's, made once, before
+        the first sample, as the Codon program's NodeGraph[True] is, and remade by every sample."""
+        self.nodes = []   # in creation order
         self.count = 0
+        self.pool = False
+        if pool_room is not None:
+            for _ in range(pool_room):
+                self.leaf(0.0)
+            self.pool = True
 
-    def reset(self, keep):
-        """Start a sample: with keep (v1) the nodes are reused, else (v0) dropped, freed by
+    def reset(self):
+        """Start a sample: a pool's nodes are remade; otherwise (v0) they are dropped, freed by
         reference counting."""
-        if not keep:
+        if not self.pool:
             self.nodes = []
         self.count = 0
 
@@ -42,7 +49,8 @@ class NodeGraph:
         return self.nodes[i]
 
     def take(self, kind, val, saved, a, b, c, d):
-        """The next node, made as given: a new heap object, or a kept one remade."""
+        """The next node, made as given: a new heap object (v0, and a pool's nodes as they are
+        made), or a pool's remade."""
         if self.count == len(self.nodes):
             self.nodes.append(GraphNode(kind, val, saved, a, b, c, d))
         else:

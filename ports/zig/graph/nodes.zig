@@ -38,11 +38,22 @@ const GraphNode = struct {
 
 pub const NodeGraph = struct {
     gpa: Allocator, // the nodes' heap
-    nodes: std.ArrayList(*GraphNode) = .empty, // in creation order; nodes[count..] are a pool's spares
+    nodes: std.ArrayList(*GraphNode) = .empty, // in creation order
     count: usize = 0,
+    pool: bool = false, // v1: the nodes made once, by initPool, and remade by every sample
 
     pub fn init(gpa: Allocator) NodeGraph {
         return .{ .gpa = gpa };
+    }
+
+    /// A pool (v1) of `room` nodes, a sample's, made once, before the first sample, as the
+    /// Codon program's NodeGraph[True] is; every sample then remakes them.
+    pub fn initPool(gpa: Allocator, room: usize) Allocator.Error!NodeGraph {
+        var g: NodeGraph = .{ .gpa = gpa };
+        errdefer g.deinit();
+        for (0..room) |_| try g.leaf(0.0);
+        g.pool = true;
+        return g;
     }
 
     pub fn deinit(self: *NodeGraph) void {
@@ -59,9 +70,9 @@ pub const NodeGraph = struct {
         self.nodes.clearRetainingCapacity();
     }
 
-    /// Start a sample: with keep (v1) the nodes are reused, else (v0) destroyed.
-    pub fn reset(self: *NodeGraph, keep: bool) void {
-        if (!keep) self.drop();
+    /// Start a sample: a pool's nodes are remade; otherwise (v0) they are destroyed.
+    pub fn reset(self: *NodeGraph) void {
+        if (!self.pool) self.drop();
         self.count = 0;
     }
 
@@ -73,7 +84,8 @@ pub const NodeGraph = struct {
         return self.nodes.items[i];
     }
 
-    /// The next node, made as given: a new heap object, or a kept one remade.
+    /// The next node, made as given: a new heap object (v0, and a pool's nodes as they are
+    /// made), or a pool's remade.
     fn take(self: *NodeGraph, kind: GraphKind, val: f64, saved: f64, a: ?*GraphNode, b: ?*GraphNode, c: ?*GraphNode, d: ?*GraphNode) Allocator.Error!*GraphNode {
         if (self.count == self.nodes.items.len) {
             try self.nodes.ensureUnusedCapacity(self.gpa, 1); // first, so that a made node is never lost

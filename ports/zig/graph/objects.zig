@@ -9,9 +9,9 @@ const graph_input = @import("recipe.zig").graph_input;
 const record_ops = @import("recipe.zig").record_ops;
 const NodeGraph = @import("nodes.zig").NodeGraph;
 
-/// Sample s's forward pass: its inputs, then the M ops (keep: reuse the nodes, v1).
-pub fn record_nodes(g: *NodeGraph, seed: u64, s: u64, m: usize, keep: bool) Allocator.Error!void {
-    g.reset(keep);
+/// Sample s's forward pass: its inputs, then the M ops (onto new nodes, or a pool's, v1).
+pub fn record_nodes(g: *NodeGraph, seed: u64, s: u64, m: usize) Allocator.Error!void {
+    g.reset();
     for (0..N_INPUTS) |i| try g.leaf(graph_input(seed, s, i));
     try record_ops(g, m);
 }
@@ -22,7 +22,7 @@ pub fn run_graph_v0(gpa: Allocator, seed: u64, m: usize, n: u64) Allocator.Error
     var total: GraphSums = .{};
     var s: u64 = 0;
     while (s < n) : (s += 1) {
-        try record_nodes(&g, seed, s, m, false);
+        try record_nodes(&g, seed, s, m);
         g.backward();
         total = total.add(g.sums());
     }
