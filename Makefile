@@ -113,10 +113,10 @@ $(BUILD)/v5-on-cpu: tests/v5_on_cpu.codon $(BUILD)/autograd
 	cp tests/v5_on_cpu.codon $(BUILD)/codon-src/v5_on_cpu.codon
 	$(CODON_BUILD) -o $@ $(BUILD)/codon-src/v5_on_cpu.codon
 
-# Graph v1's pool and v0's nodes looked at from inside, for the tests (tests/test_graph.py).
-$(BUILD)/graph-pool: tests/graph_pool.codon $(BUILD)/autograd
-	cp tests/graph_pool.codon $(BUILD)/codon-src/graph_pool.codon
-	$(CODON_BUILD) -o $@ $(BUILD)/codon-src/graph_pool.codon
+# The graph levels' storage looked at from inside, for the tests (tests/test_graph.py).
+$(BUILD)/graph-layout: tests/graph_layout.codon $(BUILD)/autograd
+	cp tests/graph_layout.codon $(BUILD)/codon-src/graph_layout.codon
+	$(CODON_BUILD) -o $@ $(BUILD)/codon-src/graph_layout.codon
 
 $(BUILD)/gpu_driver.o: softplus/gpu_driver.c $(TARGET_STAMP)
 	@mkdir -p $(BUILD)

@@ -103,19 +103,38 @@ def test_v1_fills_its_pool_without_a_collection(codon):
         assert collections(codon, "--workload", "graph", "--level", "v1", "--iters", n) <= tape, n
 
 
+def graph_layout(m: int) -> list[list[str]]:
+    """tests/graph_layout.codon's lines for an M-op graph, split into words."""
+    subprocess.run(["make", "-s", f"BUILD={BUILD}", f"{BUILD}/graph-layout"], cwd=ROOT, check=True)
+    out = subprocess.run([str(ROOT / BUILD / "graph-layout"), str(m)], capture_output=True, text=True,
+                         timeout=TIMEOUT, check=True).stdout
+    return [line.split() for line in out.splitlines()]
+
+
 def test_v1_pool_is_made_with_the_graph(codon):
     """v1's pool (NodeGraph[True]) has a sample's nodes when it is made, before the first sample,
     and every sample remakes those same objects, slot by slot: its takes have no allocation path,
     which made graph v1 2-3% slower when the first sample filled the pool (README, "Graph v3 and
-    v4 on the Intel Xeon"). v0's graph (NodeGraph[False]) starts empty and makes a sample's nodes.
-    tests/graph_pool.codon looks from inside."""
-    subprocess.run(["make", "-s", f"BUILD={BUILD}", f"{BUILD}/graph-pool"], cwd=ROOT, check=True)
+    v4 on the Intel Xeon"). v0's graph (NodeGraph[False]) starts empty and makes a sample's nodes."""
     for m in [1, 12, 10_000]:
         nodes = str(ref.GRAPH_INPUTS + m + 3 * (m // 4))  # the inputs, an output an op, 3 more a SOFTMAX4
-        out = subprocess.run([str(ROOT / BUILD / "graph-pool"), str(m)], capture_output=True, text=True,
-                             timeout=TIMEOUT, check=True).stdout.split("\n")
-        assert out[0].split() == ["pool", nodes, nodes, nodes, nodes, "same"], (m, out)
-        assert out[1].split() == ["objects", "0", nodes, nodes, nodes], (m, out)
+        lines = graph_layout(m)
+        assert lines[0] == ["pool", nodes, nodes, nodes, nodes, "same"], (m, lines)
+        assert lines[1] == ["objects", "0", nodes, nodes, nodes], (m, lines)
+
+
+def test_tape_ops_take_24_bytes(codon):
+    """A tape op (GraphOp) keeps its kind and five ids as 32-bit ints, as the C and Mojo ports do:
+    with Codon's 64-bit int, 48 bytes, graph v3 and v4 were 2% slower on an Intel Xeon (README).
+    The largest graph's ids fit: the --ops maximum's answers are checked in test_largest_graph."""
+    assert graph_layout(4)[2] == ["op", "24"]
+
+
+def test_largest_graph(codon):
+    """At the --ops maximum, 1,000,000 ops and 1.85 M nodes, the tape's 32-bit ids still name every
+    node: v2 gives v1's sums (a graph of objects, no ids) digit for digit."""
+    m = 1_000_000
+    assert codon.graph_sums("v2", m, 1) == codon.graph_sums("v1", m, 1)
 
 
 def test_batch_tapes_are_allocated_without_a_collection(codon):
