@@ -36,29 +36,43 @@ static inline double graph_input(uint64_t seed, int64_t s, int i)
     return 2.0 * unit(draw(seed, N_INPUTS * s + i + 1)) - 1.0;
 }
 
-/* The M ops of G2, in order, onto g: any level's graph builder, whose functions
- * PREFIX_size (the nodes so far) and PREFIX_push_softplus, _push_sum4, _push_prod,
- * _push_softmax4 take node ids. C has no duck typing: record_ops is a macro, given
- * the builder's prefix (node_graph, graph_tape, graph_batch). */
-#define record_ops(PREFIX, g, m)                                                                                  \
+/* Op of kind KIND onto g, a level's graph builder, its inputs counted back from the
+ * builder's size (G2). The builder's functions PREFIX_size (the nodes so far) and
+ * PREFIX_push_softplus, _push_sum4, _push_prod, _push_softmax4 take node ids. C has no
+ * duck typing: record_op and record_ops are macros, given the builder's prefix
+ * (node_graph, graph_tape, graph_batch). */
+#define record_op(PREFIX, g, kind)                                                                               \
     do {                                                                                                         \
-        for (int k = 0; k < (m); k++) {                                                                          \
-            int n = PREFIX##_size(g);                                                                            \
-            switch (k % 4) {                                                                                     \
-            case GRAPH_SOFTPLUS:                                                                                 \
-                PREFIX##_push_softplus(g, n - 10);                                                               \
-                break;                                                                                           \
-            case SUM4:                                                                                           \
-                PREFIX##_push_sum4(g, n - 30, n - 25, n - 20, n - 15);                                           \
-                break;                                                                                           \
-            case GRAPH_PROD:                                                                                     \
-                PREFIX##_push_prod(g, n - 20, n - 10);                                                           \
-                break;                                                                                           \
-            default:                                                                                             \
-                PREFIX##_push_softmax4(g, n - 4, n - 3, n - 2, n - 1);                                           \
-                break;                                                                                           \
-            }                                                                                                    \
+        int n = PREFIX##_size(g);                                                                                \
+        switch (kind) {                                                                                          \
+        case GRAPH_SOFTPLUS:                                                                                     \
+            PREFIX##_push_softplus(g, n - 10);                                                                   \
+            break;                                                                                               \
+        case SUM4:                                                                                               \
+            PREFIX##_push_sum4(g, n - 30, n - 25, n - 20, n - 15);                                               \
+            break;                                                                                               \
+        case GRAPH_PROD:                                                                                         \
+            PREFIX##_push_prod(g, n - 20, n - 10);                                                               \
+            break;                                                                                               \
+        default:                                                                                                 \
+            PREFIX##_push_softmax4(g, n - 4, n - 3, n - 2, n - 1);                                               \
+            break;                                                                                               \
         }                                                                                                        \
+    } while (0)
+
+/* The M ops of G2, in order, onto g. Op k's kind is k % 4, so they go on a block of the
+ * four kinds at a time, each kind known where it is compiled, then the first M % 4 of
+ * one more block: no branch on the kind per op. */
+#define record_ops(PREFIX, g, m)                                                                                 \
+    do {                                                                                                         \
+        for (int block = 0; block < (m) / 4; block++) {                                                          \
+            record_op(PREFIX, g, GRAPH_SOFTPLUS);                                                                \
+            record_op(PREFIX, g, SUM4);                                                                          \
+            record_op(PREFIX, g, GRAPH_PROD);                                                                    \
+            record_op(PREFIX, g, SOFTMAX4);                                                                      \
+        }                                                                                                        \
+        for (int kind = 0; kind < (m) % 4; kind++)                                                               \
+            record_op(PREFIX, g, kind);                                                                          \
     } while (0)
 
 /* Python's max(a, b): b if b > a, else a. */

@@ -40,11 +40,11 @@ cdef inline double graph_input(uint64_t seed, int64_t s, int i) noexcept nogil:
     return 2.0 * unit(draw(seed, N_INPUTS * s + i + 1)) - 1.0
 
 
-cdef inline int op_inputs(int k, int n, int* ins) noexcept nogil:
-    """Op k of G2, recorded when n nodes exist: returns its kind and puts its input ids in
-    ins[0..3] (as many as the kind has). Every level's record loop (record_nodes,
-    record_graph, the batch tape's) pushes what this names, in order."""
-    cdef int kind = k % 4
+cdef inline void op_inputs(int kind, int n, int* ins) noexcept nogil:
+    """The input ids of an op of kind `kind` recorded when n nodes exist, into ins[0..3] (as
+    many as the kind has; G2). Op k's kind is k % 4: every level's record loop (record_nodes,
+    record_graph, record_batch) goes a block of the four kinds at a time, through its
+    record_op, then the first M % 4 of one more block, so that no op branches on its kind."""
     if kind == SOFTPLUS:
         ins[0] = n - 10
     elif kind == SUM4:
@@ -60,7 +60,6 @@ cdef inline int op_inputs(int k, int n, int* ins) noexcept nogil:
         ins[1] = n - 3
         ins[2] = n - 2
         ins[3] = n - 1
-    return kind
 
 
 cdef inline double max2(double a, double b) noexcept nogil:

@@ -134,23 +134,33 @@ cdef GraphSums graph_tape_sums(const GraphTape* t) noexcept nogil:
     return GraphSums(loss, grad_in, grad_all)
 
 
-cdef void record_graph(GraphTape* tape, uint64_t seed, int64_t s, int m) noexcept nogil:
-    """Sample s's forward pass: its inputs, then the M ops."""
-    cdef int i, k, kind
+cdef inline void record_op(GraphTape* tape, int kind) noexcept nogil:
+    """An op of kind `kind` onto the tape."""
     cdef int ins[4]
+    op_inputs(kind, graph_tape_size(tape), ins)
+    if kind == SOFTPLUS:
+        graph_tape_push_softplus(tape, ins[0])
+    elif kind == SUM4:
+        graph_tape_push_sum4(tape, ins[0], ins[1], ins[2], ins[3])
+    elif kind == PROD:
+        graph_tape_push_prod(tape, ins[0], ins[1])
+    else:
+        graph_tape_push_softmax4(tape, ins[0], ins[1], ins[2], ins[3])
+
+
+cdef void record_graph(GraphTape* tape, uint64_t seed, int64_t s, int m) noexcept nogil:
+    """Sample s's forward pass: its inputs, then the M ops, a block of the four kinds at a time."""
+    cdef int i, block, kind
     graph_tape_reset(tape)
     for i in range(N_INPUTS):
         graph_tape_leaf(tape, graph_input(seed, s, i))
-    for k in range(m):
-        kind = op_inputs(k, graph_tape_size(tape), ins)
-        if kind == SOFTPLUS:
-            graph_tape_push_softplus(tape, ins[0])
-        elif kind == SUM4:
-            graph_tape_push_sum4(tape, ins[0], ins[1], ins[2], ins[3])
-        elif kind == PROD:
-            graph_tape_push_prod(tape, ins[0], ins[1])
-        else:
-            graph_tape_push_softmax4(tape, ins[0], ins[1], ins[2], ins[3])
+    for block in range(m // 4):
+        record_op(tape, SOFTPLUS)
+        record_op(tape, SUM4)
+        record_op(tape, PROD)
+        record_op(tape, SOFTMAX4)
+    for kind in range(m % 4):
+        record_op(tape, kind)
 
 
 cdef GraphSums run(uint64_t seed, int m, int64_t n) noexcept nogil:

@@ -34,20 +34,31 @@ def graph_input(seed, s, i):
     return 2.0 * unit(draw(seed, N_INPUTS * s + i + 1)) - 1.0
 
 
+def record_op(g, kind):
+    """Op of kind `kind` onto g, its inputs counted back from g's size (G2)."""
+    n = g.size()
+    if kind == SOFTPLUS:
+        g.push_softplus(n - 10)
+    elif kind == SUM4:
+        g.push_sum4(n - 30, n - 25, n - 20, n - 15)
+    elif kind == PROD:
+        g.push_prod(n - 20, n - 10)
+    else:
+        g.push_softmax4(n - 4, n - 3, n - 2, n - 1)
+
+
 def record_ops(g, m):
     """The M ops of G2, in order, onto g: any level's graph builder, which has size() (the
-    nodes so far) and push_softplus, push_sum4, push_prod, push_softmax4 taking node ids."""
-    for k in range(m):
-        n = g.size()
-        kind = k % 4
-        if kind == SOFTPLUS:
-            g.push_softplus(n - 10)
-        elif kind == SUM4:
-            g.push_sum4(n - 30, n - 25, n - 20, n - 15)
-        elif kind == PROD:
-            g.push_prod(n - 20, n - 10)
-        else:
-            g.push_softmax4(n - 4, n - 3, n - 2, n - 1)
+    nodes so far) and push_softplus, push_sum4, push_prod, push_softmax4 taking node ids.
+    Op k's kind is k % 4, so they go on a block of the four kinds at a time, then the first
+    M % 4 of one more block, as in the Codon program (where no op branches on its kind)."""
+    for _ in range(m // 4):
+        record_op(g, SOFTPLUS)
+        record_op(g, SUM4)
+        record_op(g, PROD)
+        record_op(g, SOFTMAX4)
+    for kind in range(m % 4):
+        record_op(g, kind)
 
 
 def softmax4(a, b, c, d):

@@ -113,27 +113,27 @@ impl<'a> GraphBuilder for NodeGraph<'a> {
         self.count
     }
 
-    #[inline]
+    #[inline(always)]
     fn push_softplus(&mut self, i: usize) {
         let a = self.at(i);
         let e = exp_neg_abs(a.val.get());
         self.take(SOFTPLUS, softplus_e(a.val.get(), e), e, Some(a), None, None, None);
     }
 
-    #[inline]
+    #[inline(always)]
     fn push_sum4(&mut self, i: usize, j: usize, k: usize, l: usize) {
         let (a, b, c, d) = (self.at(i), self.at(j), self.at(k), self.at(l));
         let val = ((a.val.get() + b.val.get()) + c.val.get()) + d.val.get();
         self.take(SUM4, val, 0.0, Some(a), Some(b), Some(c), Some(d));
     }
 
-    #[inline]
+    #[inline(always)]
     fn push_prod(&mut self, i: usize, j: usize) {
         let (a, b) = (self.at(i), self.at(j));
         self.take(PROD, a.val.get() * b.val.get(), 0.0, Some(a), Some(b), None, None);
     }
 
-    #[inline]
+    #[inline(always)]
     fn push_softmax4(&mut self, i: usize, j: usize, k: usize, l: usize) {
         let (a, b, c, d) = (self.at(i), self.at(j), self.at(k), self.at(l));
         let (o0, o1, o2, o3) = softmax4(a.val.get(), b.val.get(), c.val.get(), d.val.get());

@@ -130,7 +130,7 @@ impl GraphBatchTape {
     #[inline]
     fn push(&mut self, kind: i32, a: usize, b: usize, c: usize, d: usize) -> usize {
         let out = self.leaf();
-        self.ops.push(GraphOp { kind, a, b, c, d, out });
+        self.ops.push(GraphOp::new(kind, a, b, c, d, out));
         out
     }
 
@@ -149,7 +149,7 @@ impl GraphBuilder for GraphBatchTape {
         self.n_vars
     }
 
-    #[inline]
+    #[inline(always)]
     fn push_softplus(&mut self, a: usize) {
         let slot = self.n_saved;
         self.n_saved += 1;
@@ -164,7 +164,7 @@ impl GraphBuilder for GraphBatchTape {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn push_sum4(&mut self, a: usize, b: usize, c: usize, d: usize) {
         let out = self.push(SUM4, a, b, c, d);
         let (v, outs) = self.inputs_and_outs(out);
@@ -175,7 +175,7 @@ impl GraphBuilder for GraphBatchTape {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn push_prod(&mut self, a: usize, b: usize) {
         let out = self.push(PROD, a, b, 0, 0);
         let (v, outs) = self.inputs_and_outs(out);
@@ -185,7 +185,7 @@ impl GraphBuilder for GraphBatchTape {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn push_softmax4(&mut self, a: usize, b: usize, c: usize, d: usize) {
         let out = self.push(SOFTMAX4, a, b, c, d);
         self.leaf();
@@ -217,20 +217,21 @@ impl GraphBatchTape {
         self.grad.flat_mut(self.n_vars).fill(1.0);
         for k in (0..self.ops.len()).rev() {
             let op = self.ops[k];
+            let [a, b, c, d, out] = op.ids();
             // The inputs precede the output: split the grads there, so that g and the
             // inputs' grads can be borrowed together.
-            let (grads, outs) = self.grad.split_at_mut(op.out);
+            let (grads, outs) = self.grad.split_at_mut(out);
             let g = &outs[0];
-            let va = &self.val[op.a];
+            let va = &self.val[a];
             match op.kind {
                 SOFTPLUS => {
-                    let (ga, e) = (&mut grads[op.a], &self.saved[op.b]);
+                    let (ga, e) = (&mut grads[a], &self.saved[b]);
                     for k in 0..CHUNKS {
                         acc_sigmoid_chunk(&mut chunks_mut(ga)[k], &chunks(va)[k], &chunks(e)[k], &chunks(g)[k]);
                     }
                 }
                 SUM4 => {
-                    for q in [op.a, op.b, op.c, op.d] {
+                    for q in [a, b, c, d] {
                         let gq = &mut grads[q];
                         for k in 0..CHUNKS {
                             acc_chunk(&mut chunks_mut(gq)[k], &chunks(g)[k]);
@@ -238,12 +239,12 @@ impl GraphBatchTape {
                     }
                 }
                 PROD => {
-                    let vb = &self.val[op.b];
-                    let ga = &mut grads[op.a];
+                    let vb = &self.val[b];
+                    let ga = &mut grads[a];
                     for k in 0..CHUNKS {
                         acc_mul_chunk(&mut chunks_mut(ga)[k], &chunks(vb)[k], &chunks(g)[k]);
                     }
-                    let gb = &mut grads[op.b];
+                    let gb = &mut grads[b];
                     for k in 0..CHUNKS {
                         acc_mul_chunk(&mut chunks_mut(gb)[k], &chunks(va)[k], &chunks(g)[k]);
                     }
@@ -254,8 +255,9 @@ impl GraphBatchTape {
     }
 
     fn softmax4_backward(&mut self, op: GraphOp) {
-        let (grads, outs) = self.grad.split_at_mut(op.out);
-        let [o0, o1, o2, o3, ..] = &self.val[op.out..] else { unreachable!("SOFTMAX4 has four outputs") };
+        let [a, b, c, d, out] = op.ids();
+        let (grads, outs) = self.grad.split_at_mut(out);
+        let [o0, o1, o2, o3, ..] = &self.val[out..] else { unreachable!("SOFTMAX4 has four outputs") };
         let [g0, g1, g2, g3, ..] = &*outs else { unreachable!("SOFTMAX4 has four outputs") };
         // Each chunk's four increments first, then the inputs' grads one after the other
         // (the Codon program's softmax_backward_chunk: the same sums, whichever inputs
@@ -263,8 +265,8 @@ impl GraphBatchTape {
         for k in 0..CHUNKS {
             let o = [&chunks(o0)[k], &chunks(o1)[k], &chunks(o2)[k], &chunks(o3)[k]];
             let g = [&chunks(g0)[k], &chunks(g1)[k], &chunks(g2)[k], &chunks(g3)[k]];
-            let d = softmax_backward_chunk(o, g);
-            for (&q, dq) in [op.a, op.b, op.c, op.d].iter().zip(&d) {
+            let inc = softmax_backward_chunk(o, g);
+            for (&q, dq) in [a, b, c, d].iter().zip(&inc) {
                 acc_chunk(&mut chunks_mut(&mut grads[q])[k], dq);
             }
         }

@@ -6,14 +6,30 @@ use crate::core::ops::{exp_neg_abs, softplus_e, sigmoid_e};
 use super::recipe::{SOFTPLUS, SUM4, PROD, SOFTMAX4, N_INPUTS, GraphSums, n_nodes, graph_input, GraphBuilder,
                     record_ops, softmax4, softmax4_avg};
 
+/// 24 bytes: ids in 32 bits, as every port keeps them (the largest tape, --ops 1,000,000, has
+/// 1.85 M vars); `ids` widens them for indexing.
 #[derive(Clone, Copy)]
 pub struct GraphOp {
     pub kind: i32,
-    pub a: usize, // input ids; SOFTPLUS's b is its slot in `saved` (exp(-|a|))
-    pub b: usize,
-    pub c: usize,
-    pub d: usize,
-    pub out: usize, // the (first) output id; SOFTMAX4's four are out .. out+3
+    a: u32, // input ids; SOFTPLUS's b is its slot in `saved` (exp(-|a|))
+    b: u32,
+    c: u32,
+    d: u32,
+    out: u32, // the (first) output id; SOFTMAX4's four are out .. out+3
+}
+const _: () = assert!(std::mem::size_of::<GraphOp>() == 24, "a GraphOp takes 24 bytes");
+
+impl GraphOp {
+    #[inline]
+    pub fn new(kind: i32, a: usize, b: usize, c: usize, d: usize, out: usize) -> GraphOp {
+        GraphOp { kind, a: a as u32, b: b as u32, c: c as u32, d: d as u32, out: out as u32 }
+    }
+
+    /// Its ids as indexes: [a, b, c, d, out].
+    #[inline]
+    pub fn ids(&self) -> [usize; 5] {
+        [self.a as usize, self.b as usize, self.c as usize, self.d as usize, self.out as usize]
+    }
 }
 
 /// The ops are a Vec with room for all M, filled by push and emptied by reset: its
@@ -59,7 +75,7 @@ impl GraphTape {
     #[allow(clippy::too_many_arguments)]
     fn push(&mut self, kind: i32, a: usize, b: usize, c: usize, d: usize, v: f64) -> usize {
         let out = self.leaf(v);
-        self.ops.push(GraphOp { kind, a, b, c, d, out });
+        self.ops.push(GraphOp::new(kind, a, b, c, d, out));
         out
     }
 }
@@ -70,7 +86,7 @@ impl GraphBuilder for GraphTape {
         self.n_vars
     }
 
-    #[inline]
+    #[inline(always)]
     fn push_softplus(&mut self, a: usize) {
         let p = self.val[a];
         let e = exp_neg_abs(p);
@@ -80,20 +96,20 @@ impl GraphBuilder for GraphTape {
         self.push(SOFTPLUS, a, slot, 0, 0, softplus_e(p, e));
     }
 
-    #[inline]
+    #[inline(always)]
     fn push_sum4(&mut self, a: usize, b: usize, c: usize, d: usize) {
         let v = &self.val;
         let val = ((v[a] + v[b]) + v[c]) + v[d];
         self.push(SUM4, a, b, c, d, val);
     }
 
-    #[inline]
+    #[inline(always)]
     fn push_prod(&mut self, a: usize, b: usize) {
         let val = self.val[a] * self.val[b];
         self.push(PROD, a, b, 0, 0, val);
     }
 
-    #[inline]
+    #[inline(always)]
     fn push_softmax4(&mut self, a: usize, b: usize, c: usize, d: usize) {
         let v = &self.val;
         let (o0, o1, o2, o3) = softmax4(v[a], v[b], v[c], v[d]);
@@ -113,27 +129,27 @@ impl GraphTape {
             *gi = 1.0;
         }
         for op in self.ops.iter().rev() {
-            let go = g[op.out];
+            let [a, b, c, d, o] = op.ids();
+            let go = g[o];
             match op.kind {
-                SOFTPLUS => g[op.a] += sigmoid_e(v[op.a], self.saved[op.b]) * go,
+                SOFTPLUS => g[a] += sigmoid_e(v[a], self.saved[b]) * go,
                 SUM4 => {
-                    g[op.a] += go;
-                    g[op.b] += go;
-                    g[op.c] += go;
-                    g[op.d] += go;
+                    g[a] += go;
+                    g[b] += go;
+                    g[c] += go;
+                    g[d] += go;
                 }
                 PROD => {
-                    g[op.a] += v[op.b] * go;
-                    g[op.b] += v[op.a] * go;
+                    g[a] += v[b] * go;
+                    g[b] += v[a] * go;
                 }
                 _ => {
                     // SOFTMAX4
-                    let o = op.out;
                     let avg = softmax4_avg(v[o], v[o + 1], v[o + 2], v[o + 3], g[o], g[o + 1], g[o + 2], g[o + 3]);
-                    g[op.a] += v[o] * (g[o] - avg);
-                    g[op.b] += v[o + 1] * (g[o + 1] - avg);
-                    g[op.c] += v[o + 2] * (g[o + 2] - avg);
-                    g[op.d] += v[o + 3] * (g[o + 3] - avg);
+                    g[a] += v[o] * (g[o] - avg);
+                    g[b] += v[o + 1] * (g[o + 1] - avg);
+                    g[c] += v[o + 2] * (g[o + 2] - avg);
+                    g[d] += v[o + 3] * (g[o + 3] - avg);
                 }
             }
         }

@@ -104,7 +104,7 @@ const GraphBatchTape = struct {
     /// Record op `kind` on inputs a..d; returns its (first) output's id, for the caller to fill.
     fn push(self: *GraphBatchTape, kind: GraphKind, a: usize, b: usize, c: usize, d: usize) usize {
         const out = self.leaf();
-        self.ops[self.n_ops] = .{ .kind = kind, .a = a, .b = b, .c = c, .d = d, .out = out };
+        self.ops[self.n_ops] = .{ .kind = kind, .a = @intCast(a), .b = @intCast(b), .c = @intCast(c), .d = @intCast(d), .out = @intCast(out) };
         self.n_ops += 1;
         return out;
     }

@@ -17,14 +17,19 @@ const record_ops = @import("recipe.zig").record_ops;
 const softmax4 = @import("recipe.zig").softmax4;
 const softmax4_avg = @import("recipe.zig").softmax4_avg;
 
+/// 24 bytes: ids in 32 bits, as every port keeps them (the largest tape, --ops 1,000,000, has
+/// 1.85 M vars); they widen to usize where they index.
 pub const GraphOp = struct {
     kind: GraphKind,
-    a: usize, // input ids; SOFTPLUS's b is its slot in `saved` (exp(-|a|))
-    b: usize,
-    c: usize,
-    d: usize,
-    out: usize, // the (first) output id; SOFTMAX4's four are out .. out+3
+    a: u32, // input ids; SOFTPLUS's b is its slot in `saved` (exp(-|a|))
+    b: u32,
+    c: u32,
+    d: u32,
+    out: u32, // the (first) output id; SOFTMAX4's four are out .. out+3
 };
+comptime {
+    std.debug.assert(@sizeOf(GraphOp) == 24);
+}
 
 const GraphTape = struct {
     val: []f64,
@@ -73,7 +78,7 @@ const GraphTape = struct {
     /// Record op `kind` on inputs a..d with (first) result v; returns the result's id.
     fn push(self: *GraphTape, kind: GraphKind, a: usize, b: usize, c: usize, d: usize, v: f64) usize {
         const out = self.leaf(v);
-        self.ops[self.n_ops] = .{ .kind = kind, .a = a, .b = b, .c = c, .d = d, .out = out };
+        self.ops[self.n_ops] = .{ .kind = kind, .a = @intCast(a), .b = @intCast(b), .c = @intCast(c), .d = @intCast(d), .out = @intCast(out) };
         self.n_ops += 1;
         return out;
     }
