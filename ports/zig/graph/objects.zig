@@ -10,14 +10,14 @@ const record_ops = @import("recipe.zig").record_ops;
 const NodeGraph = @import("nodes.zig").NodeGraph;
 
 /// Sample s's forward pass: its inputs, then the M ops (onto new nodes, or a pool's, v1).
-pub fn record_nodes(g: *NodeGraph, seed: u64, s: u64, m: usize) Allocator.Error!void {
+pub fn record_nodes(g: anytype, seed: u64, s: u64, m: usize) Allocator.Error!void {
     g.reset();
     for (0..N_INPUTS) |i| try g.leaf(graph_input(seed, s, i));
     try record_ops(g, m);
 }
 
 pub fn run_graph_v0(gpa: Allocator, seed: u64, m: usize, n: u64) Allocator.Error!GraphSums {
-    var g = NodeGraph.init(gpa);
+    var g = NodeGraph(false).init(gpa);
     defer g.deinit();
     var total: GraphSums = .{};
     var s: u64 = 0;

@@ -9,7 +9,7 @@ const NodeGraph = @import("nodes.zig").NodeGraph;
 const record_nodes = @import("objects.zig").record_nodes;
 
 pub fn run_graph_v1(gpa: Allocator, seed: u64, m: usize, n: u64) Allocator.Error!GraphSums {
-    var g = try NodeGraph.initPool(gpa, n_nodes(m));
+    var g = try NodeGraph(true).initPool(gpa, n_nodes(m));
     defer g.deinit();
     var total: GraphSums = .{};
     var s: u64 = 0;
