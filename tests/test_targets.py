@@ -93,6 +93,42 @@ def width_of(program: list[str], prefix: list[str] = []) -> int:
     return int(lines[1].split("vector width ")[1].split()[0])
 
 
+# The libmvec variant a width names on --version's line: 8 doubles _ZGVeN8v (AVX-512F), 4 _ZGVdN4v (AVX2),
+# 2 _ZGVbN2v (SSE2); 1 is glibc's scalar functions, no variant.
+VARIANT = {8: "_ZGVeN8v", 4: "_ZGVdN4v", 2: "_ZGVbN2v", 1: None}
+
+
+def libmvec_imports(program: list[str]) -> set[str] | None:
+    """The libmvec functions a program's machine code calls (`nm -D --undefined-only`): its executable's,
+    or, for a program run by Python, the extension modules beside its script (the Cython port); None for a
+    JIT's, which compiles its calls at run time."""
+    main = Path(program[-1])
+    if main.read_bytes()[:4] == b"\x7fELF":
+        files = [main]
+    elif main.suffix == ".py":
+        files = sorted(main.parent.rglob("*.so"))
+    else:
+        return None
+    out = set()
+    for f in files:
+        listing = run(["nm", "-D", "--undefined-only", str(f)]).stdout
+        out |= set(re.findall(r"\b(_ZGV\w+?_(?:exp|log1p))\b", listing))
+    return out
+
+
+def check_libmvec_calls(program: list[str], width: int, label: str):
+    """The program calls the libmvec variant of the width it reports, and no other: gcc picks the variant by
+    the vector width its tuning prefers, which can be narrower than the target's (the Makefile's
+    NO_PREFER_256; README, "Vector width and CPU targets")."""
+    if shutil.which("nm") is None:
+        pytest.skip("needs nm (Debian package binutils)")
+    calls = libmvec_imports(program)
+    if calls is None:
+        return
+    want = {f"{VARIANT[width]}_{f}" for f in ("exp", "log1p")} if VARIANT[width] else set()
+    assert calls == want, f"{label}: reports vector width {width}, calls {sorted(calls)}"
+
+
 needs_qemu = pytest.mark.skipif(shutil.which("qemu-x86_64") is None or platform.machine() != "x86_64",
                                 reason="needs qemu-user (Debian package qemu-user) on an x86-64 host")
 
@@ -112,6 +148,7 @@ def test_older_target_runs_on_older_cpu(impl, cpu):
         assert vex == [], vex[:5]
     qemu = ["qemu-x86_64", "-cpu", model]
     assert width_of(program, qemu) == width
+    check_libmvec_calls(program, width, f"{impl} {cpu}")
     check_known_answers(qemu + program, f"{impl} {cpu} on {model}", COMPILED[impl].levels)
     check_graph_answers(qemu + program, f"{impl} {cpu} on {model}")
 
@@ -123,5 +160,6 @@ def test_native_build_uses_the_widest_vectors(impl):
     widest = 8 if "avx512f" in flags else 4 if "avx2" in flags else 2
     program = build("native", impl)
     assert width_of(program) == widest
+    check_libmvec_calls(program, widest, f"{impl} native")
     check_known_answers(program, f"{impl} native", COMPILED[impl].levels)
     check_graph_answers(program, f"{impl} native")
