@@ -874,6 +874,47 @@ def test_each_round_runs_a_levels_implementations_back_to_back_and_ratios_are_pa
     assert (best["port"], best["median"], best["interval"], best["read"]) == ("c", 2.0, [2.0, 2.0], "slower")
 
 
+def test_the_fastest_and_the_best_port_are_found_by_the_pairs_not_by_separate_medians():
+    """A machine whose speed drifts from round to round: C's runs fell in its fast rounds, so its median
+    is the smallest, yet in every round Mojo ran 0.95 of C's time and Codon 1.07 of Mojo's (the Zen 4's
+    softplus v1 of 2026-12-04, where the medians named C the best port and Codon / C read 1.00). The
+    cell's fastest and Codon's best port are Mojo, the one the adjacent runs rank first."""
+    import impls
+    speed = [1.0, 1.0, 1.0, 1.0, 1.6, 1.6, 1.6]              # slow rounds, then fast ones
+    c_ns = [60 / s for s in speed]
+    per_round = {"c": c_ns, "mojo": [0.95 * t for t in c_ns], "codon": [1.07 * 0.95 * t for t in c_ns]}
+    pairs, results = [], []
+    for name, kind in (("codon", "codon"), ("c", "port"), ("mojo", "port")):
+        p = bench.Pair(impls.Impl(name, [name], kind, name, ["v1"]), "softplus", "v1", iters=1000)
+        rounds = range(len(speed)) if name != "c" else range(4, len(speed))   # C timed in fast rounds only
+        p.runs = [{"round": k, "seconds": per_round[name][k] * 1e-6, "cpu_seconds": per_round[name][k] * 1e-6}
+                  for k in rounds]
+        ns = stats.median([r["seconds"] * 1e9 / p.iters for r in p.runs])
+        pairs.append(p)
+        results.append({"status": "ok", "ns_per_iter": ns})
+    assert min(zip(results, "codon c mojo".split()), key=lambda e: e[0]["ns_per_iter"])[1] == "c"
+    best = bench.compare_paired(pairs, results)["softplus v1"]
+    assert best["port"] == "mojo" and best["median"] == pytest.approx(1.07) and best["read"] == "slower"
+    assert results[0]["paired"]["against"] == "mojo" and results[1]["paired"]["median"] == pytest.approx(1 / 0.95)
+    assert "paired" not in results[2]
+
+
+def test_a_graph_peer_at_fewer_ops_is_not_the_fastest_of_the_ports_cell():
+    """JAX's graph v3 runs 100 ops a sample, the programs 10,000: its time per sample is the smallest but
+    not comparable. bench.py once paired every graph v3 entry with it (the Zen 4's run of 2026-12-04)."""
+    import impls
+    pairs, results = [], []
+    for name, kind, ops, ns in (("codon", "codon", 10000, 30000.0), ("c", "port", 10000, 36000.0),
+                                ("jax", "peer", 100, 3700.0)):
+        p = bench.Pair(impls.Impl(name, [name], kind, name, []), "graph", "v3", ops=ops, iters=100)
+        p.runs = [{"round": k, "seconds": ns * 1e-7, "cpu_seconds": ns * 1e-7} for k in range(5)]
+        pairs.append(p)
+        results.append({"status": "ok", "ns_per_iter": ns})
+    best = bench.compare_paired(pairs, results)["graph v3"]
+    assert (best["port"], best["read"]) == ("c", "faster")
+    assert results[1]["paired"]["against"] == "codon" and "paired" not in results[2]
+
+
 def test_report_shows_a_gpu_level_between_v4_and_the_baselines(tmp_path):
     """A run with v5 (scripts/gpu_bench.sh on a GPU machine) gets its column in the report."""
     doc = json.loads((FIXTURES / "bench-small.json").read_text())
