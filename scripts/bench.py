@@ -978,7 +978,7 @@ def machine_info(started: dt.datetime) -> dict[str, Any]:
     except (OSError, StopIteration):
         memory = ""
     return {**facts, "slug": machine.slug(facts), "cores": machine.cores(), "logical_cpus": os.cpu_count(),
-            "memory": memory, "os": platform.platform(), "host": socket.gethostname(),
+            "gpus": machine.gpus(), "memory": memory, "os": platform.platform(), "host": socket.gethostname(),
             "python": f"{platform.python_implementation()} {platform.python_version()}",
             "git_commit": git("rev-parse", "HEAD"), "git_dirty": bool(git("status", "--porcelain")),
             "date": started.isoformat(timespec="seconds"),

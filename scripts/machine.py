@@ -9,6 +9,8 @@ import os
 import platform
 import re
 import resource
+import shutil
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -49,6 +51,18 @@ def cpu_facts(text: str | None = None) -> dict[str, Any]:
             "cpu_family": int(f["cpu family"]) if f.get("cpu family", "").isdigit() else None,
             "cpu_model": int(f["model"]) if f.get("model", "").isdigit() else None,
             "avx2": "avx2" in flags, "avx512f": "avx512f" in flags, "arch": platform.machine()}
+
+
+def gpus() -> list[str]:
+    """'name, driver, memory' of each NVIDIA GPU nvidia-smi lists; [] where there is none or no nvidia-smi."""
+    if shutil.which("nvidia-smi") is None:
+        return []
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return [ln.strip() for ln in out.stdout.splitlines() if ln.strip()] if out.returncode == 0 else []
 
 
 def cores() -> int:

@@ -259,7 +259,8 @@ def overhead_table(d: Data) -> list[str]:
 
 
 def threads_table(d: Data, workload: str = "softplus") -> list[str]:
-    """v4 at each thread count: time, speed-up over the same implementation's v3, parallel efficiency."""
+    """v4 at each thread count: time, speed-up over the same implementation's v3, parallel efficiency, and the
+    process's CPU time over wall time (the threads it kept busy: a speed-up alone does not show that)."""
     unit = d.unit(workload)
     rows = []
     for n, rs in d.scaling(workload).items():
@@ -267,11 +268,41 @@ def threads_table(d: Data, workload: str = "softplus") -> list[str]:
         for r in rs:
             speedup = v3 / r[unit] if v3 else None
             rows.append([d.label(n, workload), str(r["threads"]), f"{r[unit]:.2f}", num(speedup, "{:.2f}x"),
-                         num(speedup / r["threads"] if speedup else None, "{:.0%}")])
+                         num(speedup / r["threads"] if speedup else None, "{:.0%}"), num(busy(r), "{:.1f}")])
     if not rows:
         return ["No v4 was timed.", ""]
-    return table(["v4", "threads", unit.replace("_per_", "/"), "speed-up over its v3", "efficiency"], rows, "lrrrr",
-                 WALL)
+    return table(["v4", "threads", unit.replace("_per_", "/"), "speed-up over its v3", "efficiency", "CPU / wall"],
+                 rows, "lrrrrr", WALL)
+
+
+def busy(r: dict[str, Any]) -> float | None:
+    """The median over a result's runs of the timed region's CPU time over its wall time."""
+    ratios = [x["cpu_seconds"] / x["seconds"] for x in r.get("runs", []) if x.get("seconds") and "cpu_seconds" in x]
+    return median(ratios) if ratios else None
+
+
+def gpu_table(runs: list[Data]) -> list[str]:
+    """The runs at a fixed N of v4 (on the most threads the run had) and v5: one row per run, its build's target,
+    both medians with their 95% intervals, and v4 over v5 (a ratio of medians: no adjacent pairs across a
+    device and the CPU's threads)."""
+    def cell(r: dict[str, Any] | None) -> str:
+        if r is None:
+            return "-"
+        lo, hi = r["ci_ns_per_iter"]
+        return f"{r['ns_per_iter']:.4g} [{lo:.4g}, {hi:.4g}]"
+    rows = []
+    for d in runs:
+        n = d.doc["config"].get("iters")
+        v4, v5 = d.ok.get(("codon", "softplus", "v4")), d.ok.get(("codon", "softplus", "v5"))
+        if n is None or (v4 is None and v5 is None):
+            continue
+        codon = d.impls["codon"]
+        rows.append([f"[{d.path.name}]({shown_path(d.path)})", f"`{codon['command']}`, {codon.get('target')}",
+                     f"{n:.0e}".replace("e+", "e"), str(v4["threads"]) if v4 else "-", cell(v4),
+                     num(busy(v4) if v4 else None, "{:.1f}"), cell(v5),
+                     f"{v4['ns_per_iter'] / v5['ns_per_iter']:.0f}x" if v4 and v5 else "-"])
+    return table(["run", "program, target", "N", "v4 threads", "v4 ns/iter [95%]", "v4 CPU / wall",
+                  "v5 ns/iter [95%]", "v4 / v5"], rows, "llrrrrrr", WALL)
 
 
 def rogozhnikov_table() -> list[str]:
@@ -603,10 +634,13 @@ BLOCKS = {
     "python-ways-softplus": lambda d: python_ways(d, "softplus"),
     "python-ways-graph": lambda d: python_ways(d, "graph"),
     "precision": precision,
+    "softplus-threads": lambda d: threads_table(d),
+    "graph-threads": lambda d: threads_table(d, "graph"),
 }
 # Blocks over several runs: RAW is a glob (relative to the repository), the runs in the order of their files.
 MANY_BLOCKS = {
     "precision-runs": lambda runs: precision_table(runs),
+    "gpu-runs": gpu_table,
 }
 
 

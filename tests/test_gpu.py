@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import reference as ref
-from conftest import BUILD, ROOT, TIMEOUT
+from conftest import BUILD, ROOT, TIMEOUT, make
 
 PTX = ROOT / BUILD / "autograd.ptx"
 ON_CPU = ROOT / BUILD / "v5-on-cpu"
@@ -43,7 +43,7 @@ needs_no_driver = pytest.mark.skipif(not NO_DEVICE.startswith("no CUDA driver"),
 
 @pytest.fixture(scope="session")
 def on_cpu(codon) -> Path:
-    subprocess.run(["make", "-s", f"BUILD={BUILD}", f"{BUILD}/v5-on-cpu"], cwd=ROOT, check=True)
+    make(f"{BUILD}/v5-on-cpu")
     return ON_CPU
 
 

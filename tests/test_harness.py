@@ -719,8 +719,9 @@ def test_report_has_a_section_per_machine_threads_and_graph(tmp_path):
         ["Other CPU 42", "6 / 85", "4", "yes", "no"]
     small = text.split("## fixture-cpu-9000", 1)[1]
     # v4 over its v3 (25 ns): 26 ns at 1 thread, 15 at 2; efficiency = speed-up / threads.
-    assert table_row(small, "### Thread scaling", "codon") == ["1", "26.00", "0.96x", "96%"]
-    assert "| codon | 2 | 15.00 | 1.67x | 83% |" in small
+    # (the fixture's runs have no cpu_seconds: no CPU / wall)
+    assert table_row(small, "### Thread scaling", "codon") == ["1", "26.00", "0.96x", "96%", "-"]
+    assert "| codon | 2 | 15.00 | 1.67x | 83% | - |" in small
     assert table_row(small, "### Graph workload", "codon") == ["160.00", "55.00", "46.00", "43.00", "30.00"]
     assert table_row(small, "Normalized to the fastest at each level:", "c")[3] == "≈1.05"
     assert table_row(small, "Rogozhnikov's published numbers", "ns/op (his)") == ["9.9", "14", "410", "940", "4,700",
@@ -928,6 +929,53 @@ def test_report_shows_a_gpu_level_between_v4_and_the_baselines(tmp_path):
     text = (tmp_path / "README.md").read_text()
     assert "| ns/iter | v0 | v1 | v2 | v3 | v4 | v5 | fused | fused-simd |" in text
     assert table_row(text, "time per sample", "codon")[5] == "0.50"
+
+
+def test_the_gpu_table_has_each_fixed_n_run_and_the_thread_table_its_cpu_over_wall(tmp_path):
+    """gpu_bench.sh's runs (README's v5 section): one row per run at a fixed N with v4 or v5, none for the
+    calibrated thread scan; v4 over v5 is the ratio of their medians. The thread table says how many CPUs
+    each v4 kept busy."""
+    import report
+    v5 = json.loads((FIXTURES / "bench-small.json").read_text())
+    v5["config"]["iters"] = 10**9
+    row = next(r for r in v5["results"] if (r["impl"], r["workload"], r["level"]) == ("codon", "softplus", "v4"))
+    v5["results"] = [{**row, "threads": 16}, {**row, "level": "v5", "threads": 1, "ns_per_iter": 0.01,
+                                               "ci_ns_per_iter": [0.009, 0.011]}]
+    scan = json.loads((FIXTURES / "bench-small.json").read_text())
+    scan["config"]["iters"] = None
+    runs = [report.Data(doc, tmp_path / name) for doc, name in ((v5, "a.json"), (scan, "b.json"))]
+    rows = [ln for ln in report.gpu_table(runs) if ln.startswith("| [")]
+    assert len(rows) == 1 and rows[0].startswith("| [a.json]"), rows
+    cells = [c.strip() for c in rows[0].strip("|").split("|")]
+    assert cells[2:4] == ["1e09", "16"] and cells[-2] == "0.01 [0.009, 0.011]"
+    assert cells[-1] == f"{row['ns_per_iter'] / 0.01:.0f}x"
+    runs_ = [{"seconds": 1.0, "cpu_seconds": c} for c in (1.5, 2.0, 1.9)]
+    assert report.busy({"runs": runs_}) == 1.9 and report.busy({"runs": []}) is None
+    header = next(ln for ln in report.threads_table(report.Data(scan, tmp_path / "b.json")) if ln.startswith("| v4"))
+    assert header.rstrip().endswith("| CPU / wall |")
+
+
+def test_a_run_records_the_gpus_nvidia_smi_lists(tmp_path, monkeypatch):
+    """machine.gpus(): what bench.py stores as the run's `gpus` (README: the v5 section)."""
+    fake = tmp_path / "nvidia-smi"
+    fake.write_text("#!/bin/sh\necho 'NVIDIA H200, 580.159.04, 143771 MiB'\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    assert machine.gpus() == ["NVIDIA H200, 580.159.04, 143771 MiB"]
+    fake.write_text("#!/bin/sh\necho 'NVIDIA-SMI has failed' >&2\nexit 9\n")
+    assert machine.gpus() == []
+    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
+    assert machine.gpus() == []
+
+
+def test_prebuilt_tests_run_no_make_and_need_the_program_there(monkeypatch):
+    """AUTOGRAD_PREBUILT=1 (a bundle on a machine with no toolchain): the fixtures only check the file."""
+    import conftest
+    monkeypatch.setattr(conftest, "PREBUILT", True)
+    monkeypatch.setattr(conftest.subprocess, "run", lambda *a, **k: pytest.fail("make ran"))
+    conftest.make("Makefile")
+    with pytest.raises(AssertionError, match="AUTOGRAD_PREBUILT=1, and no/such/program is missing"):
+        conftest.make("no/such/program")
 
 
 def test_readme_blocks_are_regenerated_from_the_raw_file_they_name(tmp_path):
