@@ -55,9 +55,9 @@ else
 fi
 
 step "the thread scan of the compiled programs"
-impls=codon
+impls=codon   # and every port in the bundle; SCAN_IMPLS=a,b,... names others
 for p in c zig rust; do [ -x "$BUILD/autograd-$p" ] && impls+=",$p"; done
-timeout 240 "$PY" scripts/bench.py --impls "$impls" --workloads softplus,graph --levels v3,v4 --no-build \
+timeout 240 "$PY" scripts/bench.py --impls "${SCAN_IMPLS:-$impls}" --workloads softplus,graph --levels v3,v4 --no-build \
   --build-dir "$BUILD" --repeats 5 --min-time 0.1 --results-dir "$RESULTS" || status=1
 step "done (status $status)"
 exit $status

@@ -7,10 +7,12 @@ where libcuda.so.1 finds one."""
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -192,3 +194,28 @@ def test_v5_on_the_device_matches_v4_and_the_kernel_on_the_cpu(codon, on_cpu, n)
     for a, b in zip(got, v5_on_cpu(on_cpu, n)):
         assert ref.rel_diff(a, b) <= 1e-12, (got, n)
     assert (r["level"], r["threads"], r["iters"]) == ("v5", 1, n)
+
+
+# --- the device script (scripts/gpu_bench.sh), here without a device ------------------------------
+
+@pytest.mark.skipif(not NO_DEVICE, reason="a real device: the script's v5 runs take minutes")
+def test_the_device_script_skips_v5_without_a_device_and_still_scans_the_threads(codon, tmp_path):
+    env = dict(os.environ, RESULTS=str(tmp_path), PYTHON=sys.executable, SCAN_IMPLS="codon")
+    proc = subprocess.run(["bash", "scripts/gpu_bench.sh", BUILD], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert f"skip: v5: {REFUSAL}" in proc.stdout
+    (raw,) = tmp_path.glob("raw/*/*.json")      # the scan's run, under RESULTS
+    doc = json.loads(raw.read_text())
+    timed = {(r["workload"], r["level"], r["threads"]) for r in doc["results"] if r["status"] == "ok"}
+    most = doc["config"]["threads"]
+    assert {(w, "v3", 1) for w in ("softplus", "graph")} <= timed
+    assert {(w, "v4", most) for w in ("softplus", "graph")} <= timed and ("softplus", "v4", 1) in timed
+    assert "gpus" in doc["machine"]
+
+
+def test_the_device_script_needs_its_bundle(tmp_path):
+    proc = subprocess.run(["bash", "scripts/gpu_bench.sh", str(tmp_path / "none")], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1
