@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU machine's one prepared run, about 5 minutes, with no toolchain there:
+# The GPU machine's one prepared run, about 6 minutes on the H200's 16-CPU host, with no toolchain there:
 #   1. the machine: GPU, driver, CPU, cores;
 #   2. v5 on the device: tests/test_gpu.py's device tests (sums against v4 and against the kernel's walk on
 #      the CPU), then level v5 at N = 10^8, 10^9 and 10^10 (5 runs each, every run's sums checked) beside
@@ -57,7 +57,7 @@ fi
 step "the thread scan of the compiled programs"
 impls=codon   # and every port in the bundle; SCAN_IMPLS=a,b,... names others
 for p in c zig rust; do [ -x "$BUILD/autograd-$p" ] && impls+=",$p"; done
-timeout 240 "$PY" scripts/bench.py --impls "${SCAN_IMPLS:-$impls}" --workloads softplus,graph --levels v3,v4 --no-build \
-  --build-dir "$BUILD" --repeats 5 --min-time 0.1 --results-dir "$RESULTS" || status=1
+timeout 240 "$PY" scripts/bench.py --impls "${SCAN_IMPLS:-$impls}" --workloads softplus,graph --levels v3,v4 \
+  --no-build --build-dir "$BUILD" --repeats 5 --min-time 0.1 --results-dir "$RESULTS" || status=1
 step "done (status $status)"
 exit $status
