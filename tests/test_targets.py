@@ -163,3 +163,36 @@ def test_native_build_uses_the_widest_vectors(impl):
     check_libmvec_calls(program, widest, f"{impl} native")
     check_known_answers(program, f"{impl} native", COMPILED[impl].levels)
     check_graph_answers(program, f"{impl} native")
+
+
+def written_target(cpu: str) -> str:
+    """The core/target.codon that make writes for the Codon program built for `cpu` (`make -n`: nothing is
+    built)."""
+    folder = BUILD if cpu == "native" else f"build/cpu-{cpu}"
+    proc = subprocess.run(["make", "-n", "-B", f"BUILD={folder}", f"CPU={cpu}", f"{folder}/autograd"], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    lines = [ln for ln in proc.stdout.splitlines() if "core/target.codon" in ln and "Written by make" in ln]
+    assert len(lines) == 1, proc.stdout[-2000:]
+    return lines[0].replace("\\n", "\n")
+
+
+@pytest.mark.parametrize("cpu", ["x86-64-v2", "x86-64-v3", "x86-64-v4", "native"])
+def test_the_codon_target_says_whether_it_multiplies_64_bit_integers_in_vectors(cpu):
+    """VECTOR_MUL64 is AVX-512DQ's vpmullq: x86-64-v4 has it, the older targets do not, native as the host."""
+    want = "avx512dq" in host_flags() if cpu == "native" else cpu == "x86-64-v4"
+    assert f"VECTOR_MUL64: Literal[bool] = {want}\n" in written_target(cpu)
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="x86-64 only")
+def test_native_codon_draws_x_and_y_in_one_vector_where_the_cpu_multiplies_64_bit_lanes():
+    """With AVX-512DQ a sample's two splitmix64 draws share one 2-lane vector (vpmullq on xmm registers,
+    as LLVM's SLP vectorizer puts them in the Mojo, Zig and Rust builds; Codon does not run that pass), and
+    without it they stay scalar: AVX2 has no 64-bit vector multiply (README, "Softplus v1 on the Zen 4")."""
+    program = build("native", "codon")
+    listing = run(["objdump", "-d", "--no-show-raw-insn", program[-1]]).stdout
+    pairs = [ln for ln in listing.splitlines() if re.search(r"\tvpmullq\s.*%xmm", ln)]
+    if "avx512dq" in host_flags():
+        assert pairs, "no vpmullq on xmm registers: x and y are drawn one after the other"
+    else:
+        assert pairs == [], pairs[:3]
