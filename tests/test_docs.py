@@ -52,6 +52,14 @@ def test_the_readmes_numbers_are_generated_from_the_raw_files_they_cite():
     assert report.fill_blocks(text) == text
 
 
+def test_the_committed_runs_are_compressed():
+    """Every run under results/raw and results/gpu/raw is a .json.gz, as bench.py writes it: as plain JSON
+    they made the tree 70 MB, more than the 64 MiB the device tool carries with a working tree."""
+    runs = [p for base in ("results/raw", "results/gpu/raw") for p in (ROOT / base).rglob("*") if p.is_file()]
+    assert runs and all(p.name.endswith(".json.gz") and p.read_bytes()[:2] == b"\x1f\x8b" for p in runs), \
+        [str(p.relative_to(ROOT)) for p in runs if not p.name.endswith(".json.gz")][:5]
+
+
 def test_the_contract_names_every_implementation_of_the_registry():
     """contract §5 lists the impl names of its time; §6 names the ones added since, each from the registry
     (scripts/impls.py), and no name the registry lacks."""

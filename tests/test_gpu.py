@@ -7,6 +7,7 @@ where libcuda.so.1 finds one."""
 from __future__ import annotations
 
 import ctypes
+import gzip
 import json
 import os
 import re
@@ -205,8 +206,8 @@ def test_the_device_script_skips_v5_without_a_device_and_still_scans_the_threads
                           text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert f"skip: v5: {REFUSAL}" in proc.stdout
-    (raw,) = tmp_path.glob("raw/*/*.json")      # the scan's run, under RESULTS
-    doc = json.loads(raw.read_text())
+    (raw,) = tmp_path.glob("raw/*/*.json.gz")   # the scan's run, under RESULTS
+    doc = json.loads(gzip.decompress(raw.read_bytes()))
     timed = {(r["workload"], r["level"], r["threads"]) for r in doc["results"] if r["status"] == "ok"}
     most = doc["config"]["threads"]
     assert {(w, "v3", 1) for w in ("softplus", "graph")} <= timed

@@ -37,6 +37,7 @@ PEER_LEVEL = {"numpy": "fused-simd", "jax": "v3", "torch": "v3"}
 sys.path.insert(0, str(ROOT / "scripts"))
 import bench  # noqa: E402
 import machine  # noqa: E402
+import rawfile  # noqa: E402
 import stats  # noqa: E402
 
 
@@ -66,8 +67,8 @@ def run_bench(tmp_path: Path, *entries: dict | str, extra: tuple[str, ...] = (),
             "--results-dir", str(tmp_path / "results"), "--workloads", "softplus", *sizes, *extra]
     proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
                           env={**os.environ, **(env or {})})
-    files = sorted((tmp_path / "results" / "raw").glob("*/*.json"))
-    return proc, (json.loads(files[-1].read_text()) if files else None)
+    files = sorted((tmp_path / "results" / "raw").glob(f"*/*{rawfile.SUFFIX}"))
+    return proc, (rawfile.read(files[-1]) if files else None)
 
 
 def result(doc: dict, impl: str, level: str = "v2", workload: str = "softplus", threads: int | None = None) -> dict:
@@ -193,7 +194,7 @@ def test_a_failed_build_fails_the_run_even_with_the_program_there(tmp_path):
                           capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "FAILED   broken: build-failed: make " in proc.stdout and "expected ';'" in proc.stdout
-    doc = json.loads(next((tmp_path / "r" / "raw").glob("*/*.json")).read_text())
+    doc = rawfile.read(next((tmp_path / "r" / "raw").glob(f"*/*{rawfile.SUFFIX}")))
     assert [i["status"] for i in doc["implementations"]] == ["ok", "build-failed"]
     assert {r["impl"] for r in doc["results"]} == {"ok"}                 # the broken one is never run
 
@@ -356,7 +357,7 @@ def test_raw_file_has_the_interval_machine_and_targets(tmp_path):
                 "other_load"):
         assert key in m
     assert m["cores"] == len(os.sched_getaffinity(0))
-    files = list((tmp_path / "results" / "raw").glob("*/*.json"))
+    files = list((tmp_path / "results" / "raw").glob(f"*/*{rawfile.SUFFIX}"))
     assert [f.parent.name for f in files] == [m["slug"]]
     codon, c = doc["implementations"]
     assert (codon["target"], codon["vector_width"]) == ("native", 8) and codon["vector"].startswith("AVX-512F")
@@ -615,7 +616,7 @@ def test_bench_times_the_real_codon_program(tmp_path, codon):
                            "--build-dir", BUILD, "--workloads", "softplus", "--results-dir", str(tmp_path),
                            "--iters", "20000", "--repeats", "1"], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
-    doc = json.loads(next((tmp_path / "raw").glob("*/*.json")).read_text())
+    doc = rawfile.read(next((tmp_path / "raw").glob(f"*/*{rawfile.SUFFIX}")))
     assert {(r["impl"], r["level"], r["status"]) for r in doc["results"]} == {("codon", "v2", "ok"),
                                                                             ("codon", "v3", "ok")}
     assert result(doc, "codon")["sums"] == list(reference.run(42, 20000))
@@ -642,6 +643,16 @@ def test_an_interrupted_run_leaves_no_results_file(tmp_path):
     assert "no results file written" in err
     leftovers = list((tmp_path / "results").rglob("*")) if (tmp_path / "results").exists() else []
     assert [p for p in leftovers if p.is_file()] == []
+
+
+def test_the_raw_file_is_compressed_json_and_the_same_bytes_for_the_same_run(tmp_path):
+    """A `make bench` run's raw file is gzip-compressed JSON (2.7 MB of JSON a full run, 0.34 MB so), and its
+    gzip header holds no time or name: encoding the run again gives its bytes."""
+    proc, doc = run_bench(tmp_path, "ok")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (path,) = (tmp_path / "results" / "raw").glob("*/*")
+    assert path.name.endswith(".json.gz") and path.read_bytes()[:2] == b"\x1f\x8b"
+    assert rawfile.encode(doc) == path.read_bytes()
 
 
 def test_write_atomic_never_leaves_half_a_file(tmp_path, monkeypatch):
@@ -760,13 +771,13 @@ def test_report_reads_the_latest_run_of_every_machine(tmp_path):
                             ("m1", "bench-other.json", "2025-01-01T000000Z"),
                             ("m2", "bench-other.json", "2026-01-01T000000Z")):
         (tmp_path / "raw" / sub).mkdir(parents=True, exist_ok=True)
-        (tmp_path / "raw" / sub / f"{date}.json").write_text((FIXTURES / name).read_text())
+        (tmp_path / "raw" / sub / f"{date}{rawfile.SUFFIX}").write_bytes(rawfile.encode(json.loads((FIXTURES / name).read_text())))
     (tmp_path / "raw" / "2025-old-layout.json").write_text("{}")             # ignored: not in a machine folder
     proc = subprocess.run([sys.executable, str(REPORT), "--out", str(tmp_path), "--no-charts"],
                           capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     first = (tmp_path / "README.md").read_text().splitlines()[0]
-    assert "m1/2026-01-02T030405Z.json" in first and "m2/2026-01-01T000000Z.json" in first and "2025" not in first
+    assert "m1/2026-01-02T030405Z.json.gz" in first and "m2/2026-01-01T000000Z.json.gz" in first and "2025" not in first
 
 
 def test_report_charts(tmp_path):
