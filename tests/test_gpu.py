@@ -7,8 +7,6 @@ where libcuda.so.1 finds one."""
 from __future__ import annotations
 
 import ctypes
-import gzip
-import json
 import os
 import re
 import shutil
@@ -206,8 +204,10 @@ def test_the_device_script_skips_v5_without_a_device_and_still_scans_the_threads
                           text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert f"skip: v5: {REFUSAL}" in proc.stdout
-    (raw,) = tmp_path.glob("raw/*/*.json.gz")   # the scan's run, under RESULTS
-    doc = json.loads(gzip.decompress(raw.read_bytes()))
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import rawfile
+    (raw,) = tmp_path.glob(f"raw/*/*{rawfile.SUFFIX}")   # the scan's run, under RESULTS
+    doc = rawfile.read(raw)
     timed = {(r["workload"], r["level"], r["threads"]) for r in doc["results"] if r["status"] == "ok"}
     most = doc["config"]["threads"]
     assert {(w, "v3", 1) for w in ("softplus", "graph")} <= timed
