@@ -36,8 +36,8 @@ def run_fused_simd(seed, n):
         fill_inputs(x, y, seed, first, lanes)
         for j in range(BATCH):
             p[j] = (x[j] + y[j]) * x[j]
-        exp_neg_abs_lanes(p, e, BATCH)
-        log1p_lanes(e, l, BATCH)
+        exp_neg_abs_lanes(p, 0, e, 0, BATCH)
+        log1p_lanes(e, 0, l, 0, BATCH)
         for j in range(BATCH):
             s = x[j] + y[j]
             g = sigmoid_e(p[j], e[j])

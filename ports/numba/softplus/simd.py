@@ -73,10 +73,10 @@ def batch_push_softplus(t, a):
     # As in v2, exp(-|p|) gets a var of its own, named as the op's second input.
     e = batch_leaf(t)
     p, ve = t.val[a], t.val[e]
-    exp_neg_abs_lanes(p, ve, BATCH)
+    exp_neg_abs_lanes(p, 0, ve, 0, BATCH)
     out = batch_push(t, SOFTPLUS, a, e)
     o = t.val[out]
-    log1p_lanes(ve, o, BATCH)
+    log1p_lanes(ve, 0, o, 0, BATCH)
     for j in range(BATCH):
         o[j] = p[j] + o[j] if p[j] > 0.0 else o[j]  # softplus_e, lane-wise
     return out

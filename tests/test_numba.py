@@ -1,0 +1,59 @@
+"""The Numba port's own checks, beside the parity tests every port gets (test_ports.py): that its graph v3
+lane arithmetic compiles to vector instructions (ports/numba/graph/lanes.py). Written as loops over 16-lane
+views, LLVM unrolled each op's loop into scalar code (on a Zen 4: 32 scalar divides and no packed one in the
+forward pass's code, 16 in the backward's), and graph v3 took 2.9 times as long (ports/numba/README.md).
+The divides stand for the rest of the lane arithmetic: softmax4 divides in the forward pass, the sigmoid in
+the backward."""
+import os
+import platform
+import re
+import shlex
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, BUILD
+
+CHECK = """
+import re, sys
+from core.target import WIDTH
+import graph.simd as S
+from graph.recipe import record_ops
+t = S.graph_batch_new(64)
+S.fill_graph_inputs(t, 42, 0, S.B)
+record_ops(t, 64)
+S.graph_batch_backward(t)
+print("width", WIDTH)
+for f in (record_ops, S.graph_batch_backward):
+    asm = "\\n".join(f.inspect_asm().values())
+    divides = re.findall(r"^\\s+v?div([sp])d\\s", asm, re.M)
+    print(f.__name__, divides.count("s"), divides.count("p"))
+"""
+
+
+def wrapper_env(wrapper):
+    """The environment make's wrapper sets for the port (its target's CPU features and vector width)."""
+    line = next(ln for ln in wrapper.read_text().splitlines() if " exec " in ln)
+    words = shlex.split(line.split(" exec ")[0])
+    return dict(w.split("=", 1) for w in words)
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="x86-64 only: elsewhere WIDTH is 1, scalar by design")
+def test_graph_v3_lane_arithmetic_is_vector_code(tmp_path):
+    proc = subprocess.run(["make", "-s", f"BUILD={BUILD}", f"{BUILD}/autograd-numba"], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    wrapper = ROOT / BUILD / "autograd-numba"
+    if not wrapper.exists():
+        pytest.skip(proc.stdout.strip())
+    # A cache of its own, empty: code loaded from a cache has no assembly to inspect.
+    env = {**os.environ, **wrapper_env(wrapper), "NUMBA_CACHE_DIR": str(tmp_path)}
+    proc = subprocess.run([sys.executable, "-W", "ignore", "-c", CHECK], cwd=ROOT / "ports/numba", env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = dict(ln.split(" ", 1) for ln in proc.stdout.splitlines())
+    assert int(lines["width"]) >= 2
+    for name in ("record_ops", "graph_batch_backward"):
+        scalar, packed = map(int, lines[name].split())
+        assert scalar == 0 and packed > 0, f"{name}: {scalar} scalar and {packed} packed divides"
