@@ -31,7 +31,7 @@ def softplus_e(p, e):
     return p + math.log1p(e) if p > 0.0 else math.log1p(e)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def sigmoid_e(p, e):
     """d softplus / dp = 1 / (1 + exp(-p)) for p >= 0, else exp(p) / (1 + exp(p))."""
     return 1.0 / (1.0 + e) if p >= 0.0 else e / (1.0 + e)

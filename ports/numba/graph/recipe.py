@@ -113,7 +113,7 @@ def max2(a, b):
     return b if b > a else a
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def softmax4(a, b, c, d):
     """out_j = exp(in_j - max) / ((e_0 + e_1) + e_2) + e_3."""
     m = max2(max2(a, b), max2(c, d))
