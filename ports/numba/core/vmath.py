@@ -3,10 +3,11 @@
 # (core/vmath.codon): _ZGVeN8v_exp / _ZGVeN8v_log1p (AVX-512F, 8 doubles), _ZGVdN4v_* (AVX2,
 # 4) or _ZGVbN2v_* (SSE2, 2); 1 is glibc's scalar exp/log1p. Numba has no libmvec of its own
 # (its vector math is Intel's SVML, when that is installed; it is not here, and its digits
-# are not libmvec's), so each call is an intrinsic: WIDTH doubles loaded as one LLVM vector,
-# the libmvec function called on it, the result stored, as Codon's @llvm functions do.
-# The softplus levels leave the rest of the lane arithmetic to LLVM's loop vectorizer; the
-# graph's is explicit too (graph/lanes.py), and calls the chunks directly.
+# are not libmvec's), so each call is a chunk: an intrinsic over WIDTH lanes of float64
+# arrays whose LLVM IR a short Python body builds (`lane_chunk`, `Chunk`), here one vector
+# loaded, the libmvec function called on it, the result stored, as Codon's @llvm functions
+# do. The softplus levels leave the rest of the lane arithmetic to LLVM's loop vectorizer;
+# the graph's is explicit too, in chunks of the same kind (graph/lanes.py).
 import ctypes.util
 import math
 
@@ -24,35 +25,96 @@ if WIDTH > 1:
     llvm.load_library_permanently(ctypes.util.find_library("mvec") or "libmvec.so.1")
 
 
-def vector_chunk(name, neg_abs=False):
-    """An intrinsic f(src, i, out, o): out[o : o+WIDTH] = libmvec `name`(src[i : i+WIDTH]) on
-    float64 arrays (src[i:] may be out[o:]: the load comes before the store); with neg_abs, of
-    -|src[i : i+WIDTH]|, formed in the register (stored and loaded back, the lanes went out as
-    scalar stores and came back as one vector load that waited for them all: core/vmath.codon)."""
+class Chunk:
+    """What a chunk's body writes its IR with: WIDTH-double vectors at lane indices of arrays."""
+
+    def __init__(self, builder):
+        self.b = builder
+        self.vec = ir.VectorType(ir.DoubleType(), WIDTH)
+
+    def at(self, ary, i):
+        return self.b.bitcast(self.b.gep(ary.data, [i]), self.vec.as_pointer())
+
+    def load(self, ary, i):
+        return self.b.load(self.at(ary, i), align=8)
+
+    def store(self, x, ary, i):
+        self.b.store(x, self.at(ary, i), align=8)
+
+    def plus(self, i, n):
+        """Lane index i + n (both int64)."""
+        return self.b.add(i, n)
+
+    def splat(self, c):
+        return ir.Constant(self.vec, [c] * WIDTH)
+
+    def add(self, x, y):
+        return self.b.fadd(x, y)
+
+    def sub(self, x, y):
+        return self.b.fsub(x, y)
+
+    def mul(self, x, y):
+        return self.b.fmul(x, y)
+
+    def div(self, x, y):
+        return self.b.fdiv(x, y)
+
+    def call(self, name, x):
+        """The vector function `name` (a libmvec symbol or an LLVM intrinsic) on x."""
+        fn = cgutils.get_or_insert_function(self.b.module, ir.FunctionType(self.vec, [self.vec]), name)
+        return self.b.call(fn, [x])
+
+    def mvec(self, name, x):
+        """glibc's libmvec `name` (exp, log1p) on x, the variant for WIDTH."""
+        return self.call(PREFIX[WIDTH] + name, x)
+
+    def neg_abs(self, x):
+        return self.b.fneg(self.call(f"llvm.fabs.v{WIDTH}f64", x))
+
+    def select_gt(self, x, y, if_gt, otherwise):
+        """Lane-wise `if_gt if x > y else otherwise` (false where either is a NaN)."""
+        return self.b.select(self.b.fcmp_ordered(">", x, y), if_gt, otherwise)
+
+    def select_ge(self, x, y, if_ge, otherwise):
+        return self.b.select(self.b.fcmp_ordered(">=", x, y), if_ge, otherwise)
+
+
+def lane_chunk(body):
+    """The intrinsic f(*args) whose IR is body(Chunk, *args): arrays as Numba's array
+    structs, lane indices as int64 values."""
     @intrinsic
-    def chunk(typingctx, src, i, out, o):
-        def codegen(context, builder, signature, args):
-            s, ii, d, oo = args
-            sary = context.make_array(signature.args[0])(context, builder, s)
-            oary = context.make_array(signature.args[2])(context, builder, d)
-            vec = ir.VectorType(ir.DoubleType(), WIDTH)
-            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vec, [vec]), PREFIX[WIDTH] + name)
-            src_at = builder.bitcast(builder.gep(sary.data, [ii]), vec.as_pointer())
-            out_at = builder.bitcast(builder.gep(oary.data, [oo]), vec.as_pointer())
-            x = builder.load(src_at, align=8)
-            if neg_abs:
-                fabs = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vec, [vec]),
-                                                      f"llvm.fabs.v{WIDTH}f64")
-                x = builder.fneg(builder.call(fabs, [x]))
-            builder.store(builder.call(fn, [x]), out_at, align=8)
+    def chunk(typingctx, *args):
+        def codegen(context, builder, signature, llargs):
+            tys = signature.args[0].types
+            vals = cgutils.unpack_tuple(builder, llargs[0], len(tys))
+            vals = [context.make_array(ty)(context, builder, v) if isinstance(ty, types.Array) else v
+                    for ty, v in zip(tys, vals)]
+            body(Chunk(builder), *vals)
             return context.get_dummy_value()
-        return types.void(src, i, out, o), codegen
+        return types.void(types.StarArgTuple.from_types(args)), codegen
+    chunk.__doc__ = body.__doc__
     return chunk
 
 
-exp_chunk = vector_chunk("exp")
-log1p_chunk = vector_chunk("log1p")
-exp_neg_abs_chunk = vector_chunk("exp", neg_abs=True)
+@lane_chunk
+def exp_chunk(v, src, i, out, o):
+    """out[o] = exp(src[i]); src[i:] may be out[o:] (the load comes before the store)."""
+    v.store(v.mvec("exp", v.load(src, i)), out, o)
+
+
+@lane_chunk
+def log1p_chunk(v, src, i, out, o):
+    """out[o] = log1p(src[i])"""
+    v.store(v.mvec("log1p", v.load(src, i)), out, o)
+
+
+@lane_chunk
+def exp_neg_abs_chunk(v, p, i, out, o):
+    """out[o] = exp(-|p[i]|), -|p| formed in the register (stored and loaded back, the lanes
+    went out as scalar stores and came back as one vector load that waited for them all:
+    core/vmath.codon)."""
+    v.store(v.mvec("exp", v.neg_abs(v.load(p, i))), out, o)
 
 
 # A lane range is an array and an index into it (what a pointer is in the Codon program).

@@ -2,75 +2,11 @@
 # program's graph/lanes.codon. Written as loops over 16-lane views, each op's loop was
 # unrolled by LLVM to scalar code: Numba gives LLVM no `noalias`, and an op's output lanes
 # are views of the array its inputs are read from. Explicit vectors say that they do not
-# overlap. Each helper is an intrinsic over one chunk of WIDTH lanes: float64 arrays, then
-# lane indices into them; it does the scalar code's operations in the scalar code's order
-# (plain IEEE fadd/fmul/fdiv, no fusing), so the digits are the scalar loop's.
-from llvmlite import ir
-from numba import types
-from numba.core import cgutils
-from numba.extending import intrinsic
-
-from core.target import WIDTH
-
-
-class Chunk:
-    """What a helper's body writes its IR with: WIDTH-double vectors at lane indices of arrays."""
-
-    def __init__(self, builder):
-        self.b = builder
-        self.vec = ir.VectorType(ir.DoubleType(), WIDTH)
-
-    def at(self, ary, i):
-        return self.b.bitcast(self.b.gep(ary.data, [i]), self.vec.as_pointer())
-
-    def load(self, ary, i):
-        return self.b.load(self.at(ary, i), align=8)
-
-    def store(self, x, ary, i):
-        self.b.store(x, self.at(ary, i), align=8)
-
-    def plus(self, i, n):
-        """Lane index i + n (both int64)."""
-        return self.b.add(i, n)
-
-    def splat(self, c):
-        return ir.Constant(self.vec, [c] * WIDTH)
-
-    def add(self, x, y):
-        return self.b.fadd(x, y)
-
-    def sub(self, x, y):
-        return self.b.fsub(x, y)
-
-    def mul(self, x, y):
-        return self.b.fmul(x, y)
-
-    def div(self, x, y):
-        return self.b.fdiv(x, y)
-
-    def select_gt(self, x, y, if_gt, otherwise):
-        """Lane-wise `if_gt if x > y else otherwise` (false where either is a NaN)."""
-        return self.b.select(self.b.fcmp_ordered(">", x, y), if_gt, otherwise)
-
-    def select_ge(self, x, y, if_ge, otherwise):
-        return self.b.select(self.b.fcmp_ordered(">=", x, y), if_ge, otherwise)
-
-
-def lane_chunk(body):
-    """The intrinsic f(*args) whose IR is body(Chunk, *args): arrays as Numba's array
-    structs, lane indices as int64 values."""
-    @intrinsic
-    def chunk(typingctx, *args):
-        def codegen(context, builder, signature, llargs):
-            tys = signature.args[0].types
-            vals = cgutils.unpack_tuple(builder, llargs[0], len(tys))
-            vals = [context.make_array(ty)(context, builder, v) if isinstance(ty, types.Array) else v
-                    for ty, v in zip(tys, vals)]
-            body(Chunk(builder), *vals)
-            return context.get_dummy_value()
-        return types.void(types.StarArgTuple.from_types(args)), codegen
-    chunk.__doc__ = body.__doc__
-    return chunk
+# overlap. Each helper is an intrinsic over one chunk of WIDTH lanes (core/vmath.py's
+# lane_chunk): float64 arrays, then lane indices into them; it does the scalar code's
+# operations in the scalar code's order (plain IEEE fadd/fmul/fdiv, no fusing), so the
+# digits are the scalar loop's.
+from core.vmath import lane_chunk
 
 
 @lane_chunk
