@@ -4,7 +4,8 @@ views, LLVM unrolled each op's loop into scalar code (on a Zen 4: 32 scalar divi
 forward pass's code, 16 in the backward's), and graph v3 took 2.9 times as long (ports/numba/README.md).
 The divides stand for the rest of the lane arithmetic: softmax4 divides in the forward pass, the sigmoid in
 the backward. And that the softplus levels' lane loops, left to LLVM's loop vectorizer, are vectorized where
-the sigmoid divides (softplus v3's backward, fused-simd)."""
+the sigmoid divides (softplus v3's backward, fused-simd). And that graph v2's backward indexes val and grad
+with no negative-index test (its ids unsigned: ports/numba/README.md, "Unsigned ids")."""
 import os
 import platform
 import re
@@ -33,6 +34,13 @@ for f in (record_ops, S.graph_batch_backward, softplus.simd.batch_backward, soft
     asm = "\\n".join(f.inspect_asm().values())
     divides = re.findall(r"^\\s+v?div([sp])d\\s", asm, re.M)
     print(f.__name__, divides.count("s"), divides.count("p"))
+import graph.tape as T
+tape = T.new_graph_tape(64)
+T.record_graph(tape, 42, 0, 64)
+T.backward(tape)  # after the loop above: record_ops now has the GraphTape version too
+# Numba counts a negative index from the end: idx + (len & (idx >> 63)), a `sar $63` per signed index.
+body = "\\n".join(T.backward.inspect_asm().values()).split("_ZN7cpython")[0]  # not the Python wrapper
+print("graph_v2_backward_sar63", len(re.findall(r"^\\s+sar[ql]?\\s+\\$63,", body, re.M)))
 """
 
 
@@ -68,3 +76,5 @@ def test_graph_v3_lane_arithmetic_is_vector_code(tmp_path):
     for name in ("batch_backward", "run_fused_simd"):
         scalar, packed = map(int, lines[name].split())
         assert packed > 0, f"{name}: {scalar} scalar and no packed divide"
+    # Signed ids: 12 negative-index tests in graph v2's backward (x86-64-v3 and the Zen 4's native build).
+    assert int(lines["graph_v2_backward_sar63"]) == 0, lines["graph_v2_backward_sar63"]

@@ -25,7 +25,7 @@ GraphBatchTape = namedtuple("GraphBatchTape", "val grad op saved count")
 
 @njit(cache=True)
 def graph_batch_new(m):
-    return GraphBatchTape(np.zeros(n_nodes(m) * B), np.zeros(n_nodes(m) * B), np.zeros((m, 6), np.int64),
+    return GraphBatchTape(np.zeros(n_nodes(m) * B), np.zeros(n_nodes(m) * B), np.zeros((m, 6), np.uint32),
                           np.zeros((m // 4 + 1) * B), np.zeros(3, np.int64))
 
 

@@ -16,13 +16,17 @@ from .recipe import (SOFTPLUS, SUM4, PROD, SOFTMAX4, N_INPUTS, GraphSums, graph_
                      graph_input, record_ops, softmax4, softmax4_avg, builder_methods)
 
 # op[k] = (kind, a, b, c, d, out): a .. d the input ids (SOFTPLUS's b is its slot in `saved`,
-# exp(-|a|)), out the (first) output id (SOFTMAX4's four are out .. out+3).
+# exp(-|a|)), out the (first) output id (SOFTMAX4's four are out .. out+3). Unsigned 32-bit, as
+# every port's are: Numba tests a signed index for a negative value on every access (to count
+# it from the end, as Python does) and skips the test for an unsigned one, so backward's ids,
+# read from op, index val and grad with no test (README, "Unsigned ids").
 GraphTape = namedtuple("GraphTape", "val grad op saved count")
+U1, U2, U3 = np.uint32(1), np.uint32(2), np.uint32(3)  # SOFTMAX4's out + 1 .. 3 stays unsigned
 
 
 @njit(cache=True)
 def new_graph_tape(m):
-    return GraphTape(np.zeros(n_nodes(m)), np.zeros(n_nodes(m)), np.zeros((m, 6), np.int64),
+    return GraphTape(np.zeros(n_nodes(m)), np.zeros(n_nodes(m)), np.zeros((m, 6), np.uint32),
                      np.zeros(m // 4 + 1), np.zeros(3, np.int64))
 
 
@@ -120,12 +124,12 @@ def backward(t):
             g[a] += v[b] * go
             g[b] += v[a] * go
         else:  # SOFTMAX4
-            o = out
-            avg = softmax4_avg(v[o], v[o + 1], v[o + 2], v[o + 3], g[o], g[o + 1], g[o + 2], g[o + 3])
-            g[a] += v[o] * (g[o] - avg)
-            g[b] += v[o + 1] * (g[o + 1] - avg)
-            g[c] += v[o + 2] * (g[o + 2] - avg)
-            g[d] += v[o + 3] * (g[o + 3] - avg)
+            o0, o1, o2, o3 = out, out + U1, out + U2, out + U3
+            avg = softmax4_avg(v[o0], v[o1], v[o2], v[o3], g[o0], g[o1], g[o2], g[o3])
+            g[a] += v[o0] * (g[o0] - avg)
+            g[b] += v[o1] * (g[o1] - avg)
+            g[c] += v[o2] * (g[o2] - avg)
+            g[d] += v[o3] * (g[o3] - avg)
 
 
 @njit(cache=True)
