@@ -4,8 +4,9 @@ views, LLVM unrolled each op's loop into scalar code (on a Zen 4: 32 scalar divi
 forward pass's code, 16 in the backward's), and graph v3 took 2.9 times as long (ports/numba/README.md).
 The divides stand for the rest of the lane arithmetic: softmax4 divides in the forward pass, the sigmoid in
 the backward. And that the softplus levels' lane loops, left to LLVM's loop vectorizer, are vectorized where
-the sigmoid divides (softplus v3's backward, fused-simd). And that graph v2's backward indexes val and grad
-with no negative-index test (its ids unsigned: ports/numba/README.md, "Unsigned ids")."""
+the sigmoid divides (softplus v3's backward, inlined into run_batches, and fused-simd). And that graph v2's
+backward indexes val and grad with no negative-index test (its ids unsigned: ports/numba/README.md,
+"Unsigned ids")."""
 import os
 import platform
 import re
@@ -30,7 +31,7 @@ S.graph_batch_backward(t)
 softplus.simd.run_v3(42, 1000)
 softplus.fused.run_fused_simd(42, 1000)
 print("width", WIDTH)
-for f in (record_ops, S.graph_batch_backward, softplus.simd.batch_backward, softplus.fused.run_fused_simd):
+for f in (record_ops, S.graph_batch_backward, softplus.simd.run_batches, softplus.fused.run_fused_simd):
     asm = "\\n".join(f.inspect_asm().values())
     divides = re.findall(r"^\\s+v?div([sp])d\\s", asm, re.M)
     print(f.__name__, divides.count("s"), divides.count("p"))
@@ -73,7 +74,7 @@ def test_graph_v3_lane_arithmetic_is_vector_code(tmp_path):
     # overlap check's failure); the sigmoid's divide is packed in the vector one only where Numba checks no
     # division by zero (error_model="numpy" on sigmoid_e: with Python's, each divide had a branch to a
     # ZeroDivisionError and the loops stayed scalar, 0 packed divides in both).
-    for name in ("batch_backward", "run_fused_simd"):
+    for name in ("run_batches", "run_fused_simd"):
         scalar, packed = map(int, lines[name].split())
         assert packed > 0, f"{name}: {scalar} scalar and no packed divide"
     # Signed ids: 12 negative-index tests in graph v2's backward (x86-64-v3 and the Zen 4's native build).

@@ -12,6 +12,7 @@ import ctypes.util
 import math
 
 import llvmlite.binding as llvm
+import numpy as np
 from llvmlite import ir
 from numba import njit, types
 from numba.core import cgutils
@@ -115,6 +116,34 @@ def exp_neg_abs_chunk(v, p, i, out, o):
     went out as scalar stores and came back as one vector load that waited for them all:
     core/vmath.codon)."""
     v.store(v.mvec("exp", v.neg_abs(v.load(p, i))), out, o)
+
+
+ALIGN = 64  # bytes: a cache line, a whole number of vectors of any width
+
+
+@njit(cache=True)
+def alloc_lanes(n):
+    """n zeroed float64s starting on a cache line, so that no vector load straddles two. Numba
+    aligns an array to 32 bytes, so a batch tape's rows began on a line or half-way along one,
+    as it happened, and at AVX-512's width every load and store of a half-way row crossed two."""
+    raw = np.zeros(n + ALIGN // 8)
+    skip = (ALIGN - raw.ctypes.data % ALIGN) % ALIGN // 8
+    return raw[skip:skip + n]
+
+
+@njit(cache=True)
+def lane_stride(n):
+    """The distance, in floats, between the rows of alloc_lane_arrays: n and a cache line."""
+    return n + ALIGN // 8
+
+
+@njit(cache=True)
+def alloc_lane_arrays(k, n):
+    """k arrays of n floats, each on a cache line, as the rows of a (k, lane_stride(n)) array
+    (row i's first n): a cache line more than n between them keeps their lanes' low 12 address
+    bits apart, where 4 KB apart a load from one behind a store to another at the same lane
+    waits on that store (4K aliasing: core/vmath.codon)."""
+    return alloc_lanes(k * lane_stride(n)).reshape((k, lane_stride(n)))
 
 
 # A lane range is an array and an index into it (what a pointer is in the Codon program).

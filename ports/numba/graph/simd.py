@@ -8,7 +8,7 @@ import numpy as np
 from numba import njit
 
 from core.target import WIDTH
-from core.vmath import exp_lanes, exp_neg_abs_lanes, log1p_lanes
+from core.vmath import exp_lanes, exp_neg_abs_lanes, log1p_lanes, alloc_lanes, alloc_lane_arrays
 from .lanes import (sum4_chunk, mul_chunk, softplus_chunk, softmax_shift_chunk, softmax_norm_chunk,
                     acc_chunk, acc_mul_chunk, acc_sigmoid_chunk, softmax_backward_chunk)
 from .recipe import (SOFTPLUS, SUM4, PROD, SOFTMAX4, N_INPUTS, GraphSums, graph_sums_add, n_nodes,
@@ -25,8 +25,8 @@ GraphBatchTape = namedtuple("GraphBatchTape", "val grad op saved count")
 
 @njit(cache=True)
 def graph_batch_new(m):
-    return GraphBatchTape(np.zeros(n_nodes(m) * B), np.zeros(n_nodes(m) * B), np.zeros((m, 6), np.uint32),
-                          np.zeros((m // 4 + 1) * B), np.zeros(3, np.int64))
+    return GraphBatchTape(alloc_lanes(n_nodes(m) * B), alloc_lanes(n_nodes(m) * B), np.zeros((m, 6), np.uint32),
+                          alloc_lanes((m // 4 + 1) * B), np.zeros(3, np.int64))
 
 
 @njit(cache=True, inline="always")
@@ -160,7 +160,7 @@ def fill_graph_inputs(t, seed, first, lanes):
 
 @njit(cache=True)
 def graph_lane_sums_new():
-    return np.zeros((3, B)), np.zeros(4 * B)
+    return alloc_lane_arrays(3, B), alloc_lanes(4 * B)
 
 
 @njit(cache=True)

@@ -6,7 +6,7 @@ from numba import njit
 
 from core.rng import sample
 from core.ops import Sums, exp_neg_abs, softplus_e, sigmoid_e
-from core.vmath import exp_neg_abs_lanes, log1p_lanes
+from core.vmath import exp_neg_abs_lanes, log1p_lanes, alloc_lane_arrays
 from .simd import BATCH, fill_inputs, lane_sums_add, lane_sums_total, n_batches
 
 
@@ -27,9 +27,10 @@ def run_fused(seed, n):
 
 @njit(cache=True)
 def run_fused_simd(seed, n):
-    x, y, p, e, l = np.empty(BATCH), np.empty(BATCH), np.empty(BATCH), np.empty(BATCH), np.empty(BATCH)
-    f, dx, dy = np.empty(BATCH), np.empty(BATCH), np.empty(BATCH)
-    acc = np.zeros((3, BATCH))
+    rows = alloc_lane_arrays(8, BATCH)
+    x, y, p, e = rows[0, :BATCH], rows[1, :BATCH], rows[2, :BATCH], rows[3, :BATCH]
+    l, f, dx, dy = rows[4, :BATCH], rows[5, :BATCH], rows[6, :BATCH], rows[7, :BATCH]
+    acc = alloc_lane_arrays(3, BATCH)
     for batch in range(n_batches(n)):
         first = batch * BATCH
         lanes = min(n - first, BATCH)

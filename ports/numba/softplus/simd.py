@@ -8,7 +8,7 @@ from numba import njit
 
 from core.rng import sample
 from core.ops import Sums, sigmoid_e
-from core.vmath import exp_neg_abs_lanes, log1p_lanes
+from core.vmath import exp_neg_abs_lanes, log1p_lanes, alloc_lanes, alloc_lane_arrays
 from .tape import SUM, PROD, SOFTPLUS, MAX_VARS, MAX_OPS
 
 BATCH = 256  # lanes per var, a multiple of WIDTH (the C port's and Codon's choice)
@@ -19,17 +19,18 @@ BatchTape = namedtuple("BatchTape", "val grad op count")
 
 @njit(cache=True)
 def new_batch_tape():
-    return BatchTape(np.zeros((MAX_VARS, BATCH)), np.zeros((MAX_VARS, BATCH)),
+    return BatchTape(alloc_lanes(MAX_VARS * BATCH).reshape((MAX_VARS, BATCH)),
+                     alloc_lanes(MAX_VARS * BATCH).reshape((MAX_VARS, BATCH)),
                      np.zeros((MAX_OPS, 4), np.int64), np.zeros(2, np.int64))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def batch_reset(t):
     t.count[0] = 0
     t.count[1] = 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def batch_leaf(t):
     """A new var; the caller fills its lanes. Returns its id."""
     i = t.count[0]
@@ -37,7 +38,7 @@ def batch_leaf(t):
     return i
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def batch_push(t, kind, a, b):
     """Record op `kind` on inputs a, b; returns the id of its output, for the caller to fill."""
     out = batch_leaf(t)
@@ -50,7 +51,7 @@ def batch_push(t, kind, a, b):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def batch_push_sum(t, a, b):
     out = batch_push(t, SUM, a, b)
     o, u, v = t.val[out], t.val[a], t.val[b]
@@ -59,7 +60,7 @@ def batch_push_sum(t, a, b):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def batch_push_prod(t, a, b):
     out = batch_push(t, PROD, a, b)
     o, u, v = t.val[out], t.val[a], t.val[b]
@@ -68,7 +69,7 @@ def batch_push_prod(t, a, b):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def batch_push_softplus(t, a):
     # As in v2, exp(-|p|) gets a var of its own, named as the op's second input.
     e = batch_leaf(t)
@@ -82,7 +83,7 @@ def batch_push_softplus(t, a):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def batch_backward(t, out):
     """Reverse sweep, lane-wise: grads from 0, grad(out) = 1, each op's local rule. Each
     input gets its own loop, so that an op whose two inputs are one var stays right."""
@@ -107,7 +108,7 @@ def batch_backward(t, out):
                 ga[j] += sigmoid_e(va[j], vb[j]) * g[j]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def fill_inputs(x, y, seed, first, lanes):
     """Samples first .. first+lanes-1 into the lanes of x and y; unused lanes get 0."""
     for j in range(lanes):
@@ -117,10 +118,10 @@ def fill_inputs(x, y, seed, first, lanes):
         y[j] = 0.0
 
 
-# Per-lane running sums (rows f, dx, dy of a 3 x BATCH array), so that accumulating a batch
-# is a vector add.
+# Per-lane running sums (rows f, dx, dy of alloc_lane_arrays(3, BATCH)), so that accumulating a
+# batch is a vector add.
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def lane_sums_add(acc, f, dx, dy, lanes):
     for j in range(lanes):
         acc[0, j] += f[j]
@@ -148,7 +149,7 @@ def n_batches(n):
 def run_batches(seed, n, first_batch, end_batch):
     """Batches [first_batch, end_batch) of the n samples through one batch tape."""
     t = new_batch_tape()
-    acc = np.zeros((3, BATCH))
+    acc = alloc_lane_arrays(3, BATCH)
     for batch in range(first_batch, end_batch):
         first = batch * BATCH
         lanes = min(n - first, BATCH)
