@@ -6,7 +6,8 @@ The divides stand for the rest of the lane arithmetic: softmax4 divides in the f
 the backward. And that the softplus levels' lane loops, left to LLVM's loop vectorizer, are vectorized where
 the sigmoid divides (softplus v3's backward, inlined into run_batches, and fused-simd). And that graph v2's
 backward indexes val and grad with no negative-index test (its ids unsigned: ports/numba/README.md,
-"Unsigned ids"), and that the batch levels' lanes start on cache lines ("Lanes on cache lines")."""
+"Unsigned ids") and finds an op's fields with no multiply, and that the batch levels' lanes start on cache
+lines ("Lanes on cache lines")."""
 import os
 import platform
 import re
@@ -42,6 +43,10 @@ T.backward(tape)  # after the loop above: record_ops now has the GraphTape versi
 # Numba counts a negative index from the end: idx + (len & (idx >> 63)), a `sar $63` per signed index.
 body = "\\n".join(T.backward.inspect_asm().values()).split("_ZN7cpython")[0]  # not the Python wrapper
 print("graph_v2_backward_sar63", len(re.findall(r"^\\s+sar[ql]?\\s+\\$63,", body, re.M)))
+# The ops' fields at 6k of a flat array: a 2-D array's row k is k times its run-time stride, an imul a push.
+sig = next(sg for sg in record_ops.signatures if str(sg[0]).startswith("GraphTape("))
+body = record_ops.inspect_asm(sig).split("_ZN7cpython")[0]
+print("graph_v2_record_imul", len(re.findall(r"^\\s+imul", body, re.M)))
 # Where the batch levels' lanes start, mod 64: Numba's own arrays start on 32 bytes, half of them mid-line.
 from core.vmath import alloc_lanes, alloc_lane_arrays
 arrays = [softplus.simd.new_batch_tape().val, softplus.simd.new_batch_tape().grad, S.graph_batch_new(64).val,
@@ -85,5 +90,7 @@ def test_graph_v3_lane_arithmetic_is_vector_code(tmp_path):
         assert packed > 0, f"{name}: {scalar} scalar and no packed divide"
     # Signed ids: 12 negative-index tests in graph v2's backward (x86-64-v3 and the Zen 4's native build).
     assert int(lines["graph_v2_backward_sar63"]) == 0, lines["graph_v2_backward_sar63"]
+    # Op rows 6 apart in a flat array: 8 imuls by the 2-D array's stride in graph v2's record_ops before.
+    assert int(lines["graph_v2_record_imul"]) == 0, lines["graph_v2_record_imul"]
     # The batch levels' lanes on cache lines (core/vmath.py's alloc_lanes): no vector load straddles two.
     assert set(lines["lane_offsets"].split()) == {"0"}, lines["lane_offsets"]

@@ -13,19 +13,21 @@ from .lanes import (sum4_chunk, mul_chunk, softplus_chunk, softmax_shift_chunk, 
                     acc_chunk, acc_mul_chunk, acc_sigmoid_chunk, softmax_backward_chunk)
 from .recipe import (SOFTPLUS, SUM4, PROD, SOFTMAX4, N_INPUTS, GraphSums, graph_sums_add, n_nodes,
                      graph_input, record_ops, builder_methods)
+from .tape import uid, U1, U2, U3, U4, U5
 
 # Lanes per var, a multiple of every vector width (the C port's and Codon's choice).
 GRAPH_BATCH = 16
 B = GRAPH_BATCH
 
-# val, grad: var i's lanes at [i * B, (i + 1) * B) of flat arrays; op as in v2's GraphTape;
-# saved: each SOFTPLUS's exp(-|a|) lanes at its slot; count = (n_vars, n_ops, n_saved).
+# val, grad: var i's lanes at [i * B, (i + 1) * B) of flat arrays; op as in v2's GraphTape (op k's
+# six fields at 6k); saved: each SOFTPLUS's exp(-|a|) lanes at its slot; count = (n_vars, n_ops,
+# n_saved).
 GraphBatchTape = namedtuple("GraphBatchTape", "val grad op saved count")
 
 
 @njit(cache=True)
 def graph_batch_new(m):
-    return GraphBatchTape(alloc_lanes(n_nodes(m) * B), alloc_lanes(n_nodes(m) * B), np.zeros((m, 6), np.uint32),
+    return GraphBatchTape(alloc_lanes(n_nodes(m) * B), alloc_lanes(n_nodes(m) * B), np.zeros(6 * m, np.uint32),
                           alloc_lanes((m // 4 + 1) * B), np.zeros(3, np.int64))
 
 
@@ -54,13 +56,13 @@ def graph_batch_push(t, kind, a, b, c, d):
     """Record op `kind` on inputs a..d; returns its (first) output's id, for the caller to fill."""
     out = graph_batch_leaf(t)
     k = t.count[1]
-    op = t.op
-    op[k, 0] = kind
-    op[k, 1] = a
-    op[k, 2] = b
-    op[k, 3] = c
-    op[k, 4] = d
-    op[k, 5] = out
+    op, r = t.op, uid(6 * k)
+    op[r] = kind
+    op[r + U1] = a
+    op[r + U2] = b
+    op[r + U3] = c
+    op[r + U4] = d
+    op[r + U5] = out
     t.count[1] = k + 1
     return out
 
@@ -118,26 +120,27 @@ def graph_batch_backward(t):
     for j in range(t.count[0] * B):
         grad[j] = 1.0
     for k in range(t.count[1] - 1, -1, -1):
-        kind, a, g = op[k, 0], op[k, 1] * B, op[k, 5] * B
+        r = uid(6 * k)
+        kind, a, g = op[r], op[r + U1] * B, op[r + U5] * B
         if kind == SOFTPLUS:
-            e = op[k, 2] * B
+            e = op[r + U2] * B
             for j in range(0, B, WIDTH):
                 acc_sigmoid_chunk(grad, val, saved, a + j, a + j, e + j, g + j)
         elif kind == SUM4:
-            b, c, d = op[k, 2] * B, op[k, 3] * B, op[k, 4] * B
+            b, c, d = op[r + U2] * B, op[r + U3] * B, op[r + U4] * B
             for j in range(0, B, WIDTH):
                 acc_chunk(grad, a + j, grad, g + j)
                 acc_chunk(grad, b + j, grad, g + j)
                 acc_chunk(grad, c + j, grad, g + j)
                 acc_chunk(grad, d + j, grad, g + j)
         elif kind == PROD:
-            b = op[k, 2] * B
+            b = op[r + U2] * B
             for j in range(0, B, WIDTH):
                 acc_mul_chunk(grad, a + j, val, b + j, grad, g + j)
             for j in range(0, B, WIDTH):
                 acc_mul_chunk(grad, b + j, val, a + j, grad, g + j)
         else:  # SOFTMAX4
-            b, c, d = op[k, 2] * B, op[k, 3] * B, op[k, 4] * B
+            b, c, d = op[r + U2] * B, op[r + U3] * B, op[r + U4] * B
             for j in range(0, B, WIDTH):
                 softmax_backward_chunk(grad, val, g + j, B, a + j, b + j, c + j, d + j)
 

@@ -15,19 +15,26 @@ from core.ops import exp_neg_abs, softplus_e, sigmoid_e
 from .recipe import (SOFTPLUS, SUM4, PROD, SOFTMAX4, N_INPUTS, GraphSums, graph_sums_add, n_nodes,
                      graph_input, record_ops, softmax4, softmax4_avg, builder_methods)
 
-# op[k] = (kind, a, b, c, d, out): a .. d the input ids (SOFTPLUS's b is its slot in `saved`,
-# exp(-|a|)), out the (first) output id (SOFTMAX4's four are out .. out+3). Unsigned 32-bit, as
-# every port's are: Numba tests a signed index for a negative value on every access (to count
-# it from the end, as Python does) and skips the test for an unsigned one, so backward's ids,
-# read from op, index val and grad with no test (README, "Unsigned ids").
+# op[6k .. 6k+5] = (kind, a, b, c, d, out) of op k: a .. d the input ids (SOFTPLUS's b is its slot in
+# `saved`, exp(-|a|)), out the (first) output id (SOFTMAX4's four are out .. out+3). Unsigned 32-bit,
+# as every port's are: Numba tests a signed index for a negative value on every access (to count it
+# from the end, as Python does) and skips the test for an unsigned one, so backward's ids, read from
+# op, index val and grad with no test; and one flat array, as the softplus tape's, where a 2-D
+# array's rows lie its run-time stride apart, a multiply for every op (README, "Unsigned ids").
 GraphTape = namedtuple("GraphTape", "val grad op saved count")
-U1, U2, U3 = np.uint32(1), np.uint32(2), np.uint32(3)  # SOFTMAX4's out + 1 .. 3 stays unsigned
+U1, U2, U3, U4, U5 = (np.uint32(j) for j in range(1, 6))  # offsets that keep an unsigned index unsigned
 
 
 @njit(cache=True)
 def new_graph_tape(m):
-    return GraphTape(np.zeros(n_nodes(m)), np.zeros(n_nodes(m)), np.zeros((m, 6), np.uint32),
+    return GraphTape(np.zeros(n_nodes(m)), np.zeros(n_nodes(m)), np.zeros(6 * m, np.uint32),
                      np.zeros(m // 4 + 1), np.zeros(3, np.int64))
+
+
+@njit(cache=True, inline="always")
+def uid(i):
+    """i (never negative) as an index Numba does not test: the same bits, unsigned."""
+    return np.uint64(i)
 
 
 @njit(cache=True, inline="always")
@@ -56,13 +63,13 @@ def push(t, kind, a, b, c, d, v):
     """Record op `kind` on inputs a..d with (first) result v; returns the result's id."""
     out = leaf(t, v)
     k = t.count[1]
-    op = t.op
-    op[k, 0] = kind
-    op[k, 1] = a
-    op[k, 2] = b
-    op[k, 3] = c
-    op[k, 4] = d
-    op[k, 5] = out
+    op, row = t.op, uid(6 * k)
+    op[row] = kind
+    op[row + U1] = a
+    op[row + U2] = b
+    op[row + U3] = c
+    op[row + U4] = d
+    op[row + U5] = out
     t.count[1] = k + 1
     return out
 
@@ -111,7 +118,8 @@ def backward(t):
     for i in range(t.count[0]):
         g[i] = 1.0
     for k in range(t.count[1] - 1, -1, -1):
-        kind, a, b, c, d, out = op[k, 0], op[k, 1], op[k, 2], op[k, 3], op[k, 4], op[k, 5]
+        r = uid(6 * k)
+        kind, a, b, c, d, out = op[r], op[r + U1], op[r + U2], op[r + U3], op[r + U4], op[r + U5]
         go = g[out]
         if kind == SOFTPLUS:
             g[a] += sigmoid_e(v[a], saved[b]) * go
