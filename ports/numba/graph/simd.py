@@ -13,7 +13,7 @@ from .lanes import (sum4_chunk, mul_chunk, softplus_chunk, softmax_shift_chunk, 
                     acc_chunk, acc_mul_chunk, acc_sigmoid_chunk, softmax_backward_chunk)
 from .recipe import (SOFTPLUS, SUM4, PROD, SOFTMAX4, N_INPUTS, GraphSums, graph_sums_add, n_nodes,
                      graph_input, record_ops, builder_methods)
-from .tape import uid, U1, U2, U3, U4, U5
+from .tape import put_op, uid, U1, U2, U3, U4, U5
 
 # Lanes per var, a multiple of every vector width (the C port's and Codon's choice).
 GRAPH_BATCH = 16
@@ -56,13 +56,7 @@ def graph_batch_push(t, kind, a, b, c, d):
     """Record op `kind` on inputs a..d; returns its (first) output's id, for the caller to fill."""
     out = graph_batch_leaf(t)
     k = t.count[1]
-    op, r = t.op, uid(6 * k)
-    op[r] = kind
-    op[r + U1] = a
-    op[r + U2] = b
-    op[r + U3] = c
-    op[r + U4] = d
-    op[r + U5] = out
+    put_op(t.op, k, kind, a, b, c, d, out)
     t.count[1] = k + 1
     return out
 

@@ -38,6 +38,25 @@ def uid(i):
 
 
 @njit(cache=True, inline="always")
+def put_op(op, k, kind, a, b, c, d, out):
+    """Op k's six fields into op, at 6k (the batch tape's ops too: graph/simd.py)."""
+    r = uid(6 * k)
+    op[r] = kind
+    op[r + U1] = a
+    op[r + U2] = b
+    op[r + U3] = c
+    op[r + U4] = d
+    op[r + U5] = out
+
+
+@njit(cache=True, inline="always")
+def get_op(op, k):
+    """Op k's (kind, a, b, c, d, out), unsigned."""
+    r = uid(6 * k)
+    return op[r], op[r + U1], op[r + U2], op[r + U3], op[r + U4], op[r + U5]
+
+
+@njit(cache=True, inline="always")
 def reset(t):
     t.count[0] = 0
     t.count[1] = 0
@@ -63,13 +82,7 @@ def push(t, kind, a, b, c, d, v):
     """Record op `kind` on inputs a..d with (first) result v; returns the result's id."""
     out = leaf(t, v)
     k = t.count[1]
-    op, row = t.op, uid(6 * k)
-    op[row] = kind
-    op[row + U1] = a
-    op[row + U2] = b
-    op[row + U3] = c
-    op[row + U4] = d
-    op[row + U5] = out
+    put_op(t.op, k, kind, a, b, c, d, out)
     t.count[1] = k + 1
     return out
 
@@ -118,8 +131,7 @@ def backward(t):
     for i in range(t.count[0]):
         g[i] = 1.0
     for k in range(t.count[1] - 1, -1, -1):
-        r = uid(6 * k)
-        kind, a, b, c, d, out = op[r], op[r + U1], op[r + U2], op[r + U3], op[r + U4], op[r + U5]
+        kind, a, b, c, d, out = get_op(op, k)
         go = g[out]
         if kind == SOFTPLUS:
             g[a] += sigmoid_e(v[a], saved[b]) * go
