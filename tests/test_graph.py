@@ -103,6 +103,24 @@ def test_v1_fills_its_pool_without_a_collection(codon):
         assert collections(codon, "--workload", "graph", "--level", "v1", "--iters", n) <= tape, n
 
 
+def heap_growths(codon, *args):
+    """Boehm's heap growths in a run of the Codon program, as GC_PRINT_STATS reports them (one
+    "Grow heap to" line each, the first at start-up)."""
+    proc = codon.run(*args, env={**os.environ, "GC_PRINT_STATS": "1"})
+    assert proc.returncode == 0, proc.stderr
+    return proc.stderr.count("Grow heap to")
+
+
+def test_v1_grows_the_heap_once_for_its_pool(codon):
+    """graph/nodes.codon grows Boehm's heap once for all of v1's pool (GC_expand_hp) before it
+    takes the nodes a list at a time (GC_malloc_many); one GC_malloc a node, the heap grew five
+    times on the way (at the default 10,000 ops), each growth a step of the pool's making. A
+    softplus run, which allocates nothing large, grows it once, at start-up."""
+    start_up = heap_growths(codon, "--level", "v1", "--iters", "1")
+    for n in ["1", "3"]:
+        assert heap_growths(codon, "--workload", "graph", "--level", "v1", "--iters", n) <= start_up + 1, n
+
+
 def graph_layout(m: int) -> list[list[str]]:
     """tests/graph_layout.codon's lines for an M-op graph, split into words."""
     subprocess.run(["make", "-s", f"BUILD={BUILD}", f"{BUILD}/graph-layout"], cwd=ROOT, check=True)
