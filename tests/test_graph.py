@@ -86,12 +86,21 @@ def test_text_table(codon):
     assert [tuple(float(v) for v in row[9:]) for row in rows] == json_sums
 
 
-def collections(codon, *args):
-    """Boehm's collections in a run of the Codon program, as GC_PRINT_STATS reports them (one
-    "Marking for collection #k" line each, the first at start-up)."""
+def gc_report(codon, *args) -> str:
+    """What Boehm reports of a run of the Codon program with GC_PRINT_STATS=1 (on stderr): a
+    "Marking for collection #k" line for each collection and a "Grow heap to" line for each
+    growth of its heap, the first of each at start-up."""
     proc = codon.run(*args, env={**os.environ, "GC_PRINT_STATS": "1"})
     assert proc.returncode == 0, proc.stderr
-    return proc.stderr.count("Marking for collection #")
+    return proc.stderr
+
+
+def collections(codon, *args):
+    return gc_report(codon, *args).count("Marking for collection #")
+
+
+def heap_growths(codon, *args):
+    return gc_report(codon, *args).count("Grow heap to")
 
 
 def test_v1_fills_its_pool_without_a_collection(codon):
@@ -101,14 +110,6 @@ def test_v1_fills_its_pool_without_a_collection(codon):
     tape = collections(codon, "--workload", "graph", "--level", "v2", "--iters", "1")
     for n in ["1", "3"]:
         assert collections(codon, "--workload", "graph", "--level", "v1", "--iters", n) <= tape, n
-
-
-def heap_growths(codon, *args):
-    """Boehm's heap growths in a run of the Codon program, as GC_PRINT_STATS reports them (one
-    "Grow heap to" line each, the first at start-up)."""
-    proc = codon.run(*args, env={**os.environ, "GC_PRINT_STATS": "1"})
-    assert proc.returncode == 0, proc.stderr
-    return proc.stderr.count("Grow heap to")
 
 
 def test_v1_grows_the_heap_once_for_its_pool(codon):
