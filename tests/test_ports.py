@@ -201,3 +201,23 @@ def test_v4_region_holds_no_runtime_start_up(impl, workload):
     pins = [line for line in region_syscalls(impl, *workload, "--level", "v4", "--threads", "2", "--json")
             if PIN_TO_ONE_CPU.search(line)]
     assert pins == [], (impl.name, pins)
+
+
+# A new thread, as strace writes its system call (glibc's pthread_create calls clone3, older ones clone).
+THREAD_START = re.compile(r"\bclone3?\(")
+
+
+@pytest.mark.parametrize("workload", [["--iters", "3000"], ["--workload", "graph", "--ops", "100", "--iters", "300"]],
+                         ids=["softplus", "graph"])
+def test_v4_region_starts_its_threads(impl, workload):
+    """Every program's v4 pays for starting its threads inside the timed region, so that v4 is timed
+    alike: OpenMP (Codon, C, Cython, Numba's threading layer) starts its workers at the first parallel
+    region, and the Zig, Rust and Mojo ports spawn theirs. A one-sample call before the clock on T
+    threads, as the Numba port's warm-up once made, starts them before it instead."""
+    if "v4" not in impl.levels or "v4" not in impl.graph_levels:
+        pytest.skip(f"{impl.name} has no v4")
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: a port may run T = 2 on one thread")
+    starts = [line for line in region_syscalls(impl, *workload, "--level", "v4", "--threads", "2", "--json")
+              if THREAD_START.search(line)]
+    assert len(starts) >= 1, (impl.name, "no thread started inside the v4 region")
