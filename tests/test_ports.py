@@ -184,40 +184,39 @@ def region_syscalls(impl, *args: str) -> list[str]:
 
 # A thread pinned to one CPU: strace writes the mask as the list of its CPUs, here a single one.
 PIN_TO_ONE_CPU = re.compile(r"sched_setaffinity\(\d+, \d+, \[\d+\]")
+# A new thread, as strace writes its system call (glibc's pthread_create calls clone3, older ones clone).
+THREAD_START = re.compile(r"\bclone3?\(")
+V4_WORKLOADS = pytest.mark.parametrize("workload", [["--iters", "3000"],
+                                                    ["--workload", "graph", "--ops", "100", "--iters", "300"]],
+                                       ids=["softplus", "graph"])
 
 
-@pytest.mark.parametrize("workload", [["--iters", "3000"], ["--workload", "graph", "--ops", "100", "--iters", "300"]],
-                         ids=["softplus", "graph"])
+def v4_region(impl, workload: list[str]) -> list[str]:
+    """The system calls of a v4 region on 2 threads; skipped for a program without v4, or on one CPU (where
+    a pin to it cannot be told from the whole mask, and a port may run T = 2 on one thread)."""
+    if "v4" not in impl.levels or "v4" not in impl.graph_levels:
+        pytest.skip(f"{impl.name} has no v4")
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU")
+    return region_syscalls(impl, *workload, "--level", "v4", "--threads", "2", "--json")
+
+
+@V4_WORKLOADS
 def test_v4_region_holds_no_runtime_start_up(impl, workload):
     """Contract §5: the timed region is the iteration loop, not start-up. A v4 region may start its threads
     (every port does), but must not move a thread from CPU to CPU: libomp, at its first parallel region,
     reads the topology by pinning the calling thread to each CPU in turn, which waits for each CPU and put
     1.4 ms off the CPU into a 2.4-ms region at CI (cpu_seconds 0.001 of seconds 0.0024). The Codon program
     finishes OpenMP's start-up before its first region."""
-    if "v4" not in impl.levels or "v4" not in impl.graph_levels:
-        pytest.skip(f"{impl.name} has no v4")
-    if len(os.sched_getaffinity(0)) < 2:
-        pytest.skip("one CPU: a pin to it cannot be told from the whole mask")
-    pins = [line for line in region_syscalls(impl, *workload, "--level", "v4", "--threads", "2", "--json")
-            if PIN_TO_ONE_CPU.search(line)]
+    pins = [line for line in v4_region(impl, workload) if PIN_TO_ONE_CPU.search(line)]
     assert pins == [], (impl.name, pins)
 
 
-# A new thread, as strace writes its system call (glibc's pthread_create calls clone3, older ones clone).
-THREAD_START = re.compile(r"\bclone3?\(")
-
-
-@pytest.mark.parametrize("workload", [["--iters", "3000"], ["--workload", "graph", "--ops", "100", "--iters", "300"]],
-                         ids=["softplus", "graph"])
+@V4_WORKLOADS
 def test_v4_region_starts_its_threads(impl, workload):
     """Every program's v4 pays for starting its threads inside the timed region, so that v4 is timed
     alike: OpenMP (Codon, C, Cython, Numba's threading layer) starts its workers at the first parallel
     region, and the Zig, Rust and Mojo ports spawn theirs. A one-sample call before the clock on T
     threads, as the Numba port's warm-up once made, starts them before it instead."""
-    if "v4" not in impl.levels or "v4" not in impl.graph_levels:
-        pytest.skip(f"{impl.name} has no v4")
-    if len(os.sched_getaffinity(0)) < 2:
-        pytest.skip("one CPU: a port may run T = 2 on one thread")
-    starts = [line for line in region_syscalls(impl, *workload, "--level", "v4", "--threads", "2", "--json")
-              if THREAD_START.search(line)]
+    starts = [line for line in v4_region(impl, workload) if THREAD_START.search(line)]
     assert len(starts) >= 1, (impl.name, "no thread started inside the v4 region")
