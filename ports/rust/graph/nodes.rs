@@ -68,7 +68,14 @@ pub type NodeStorage<'a> = Vec<Box<GraphNode<'a>>>;
 
 /// Room for the nodes of one M-op sample: n_nodes(m) fresh heap objects.
 pub fn node_storage<'a>(m: usize) -> NodeStorage<'a> {
-    (0..n_nodes(m)).map(|_| Box::new(GraphNode::new(LEAF, 0.0, 0.0, None, None, None, None))).collect()
+    let mut storage = NodeStorage::with_capacity(n_nodes(m));
+    fill_node_storage(&mut storage, m);
+    storage
+}
+
+/// Fills an empty storage with the nodes of one M-op sample.
+pub fn fill_node_storage(storage: &mut NodeStorage, m: usize) {
+    storage.extend((0..n_nodes(m)).map(|_| Box::new(GraphNode::new(LEAF, 0.0, 0.0, None, None, None, None))));
 }
 
 pub struct NodeGraph<'a> {
