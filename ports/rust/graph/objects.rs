@@ -1,9 +1,8 @@
 // Graph level v0 (objects): every node a fresh heap object per sample (a Box: malloc and
 // free), linked to its inputs by reference; backward walks the nodes in reverse creation
 // order.
-use super::recipe::{N_INPUTS, GraphSums, graph_input, record_ops};
+use super::recipe::{N_INPUTS, GraphSums, graph_input, n_nodes, record_ops};
 use super::nodes::{fill_node_storage, GraphNode, NodeGraph, NodeStorage};
-use super::recipe::n_nodes;
 
 /// Sample s's forward pass: its inputs, then the M ops.
 pub fn record_nodes(g: &mut NodeGraph, seed: u64, s: u64, m: usize) {
