@@ -242,7 +242,9 @@ def test_graph_v0_reuses_its_freed_nodes(impl):
         pytest.skip(f"{impl.name}: interpreted, not timed beside the compiled programs")
     if "v0" not in impl.graph_levels:
         pytest.skip(f"{impl.name} has no graph v0")
+    # A sample's nodes span about 344 pages (17,600 of 80 bytes). Over 100 samples a heap that grows once
+    # or twice more on the way (Boehm's does at times: 330 faults once) stays far under the bound.
     faults = {n: minor_page_faults(impl.argv + ["--workload", "graph", "--level", "v0", "--iters", str(n)])
-              for n in (4, 24)}
-    per_sample = (faults[24] - faults[4]) / 20
+              for n in (4, 104)}
+    per_sample = (faults[104] - faults[4]) / 100
     assert per_sample < 25, (impl.name, faults)
