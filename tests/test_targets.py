@@ -98,16 +98,21 @@ def width_of(program: list[str], prefix: list[str] = []) -> int:
 VARIANT = {8: "_ZGVeN8v", 4: "_ZGVdN4v", 2: "_ZGVbN2v", 1: None}
 
 
-def libmvec_imports(program: list[str]) -> set[str] | None:
-    """The libmvec functions a program's machine code calls (`nm -D --undefined-only`): its executable's,
-    or, for a program run by Python, the extension modules beside its script (the Cython port); None for a
-    JIT's, which compiles its calls at run time."""
+def machine_code(program: list[str]) -> list[Path] | None:
+    """The files holding a program's machine code: its executable, or, for a program run by Python, the
+    extension modules beside its script (the Cython port); None for a JIT's, compiled at run time."""
     main = Path(program[-1])
     if main.read_bytes()[:4] == b"\x7fELF":
-        files = [main]
-    elif main.suffix == ".py":
-        files = sorted(main.parent.rglob("*.so"))
-    else:
+        return [main]
+    if main.suffix == ".py":
+        return sorted(main.parent.rglob("*.so"))
+    return None
+
+
+def libmvec_imports(program: list[str]) -> set[str] | None:
+    """The libmvec functions a program's machine code calls (`nm -D --undefined-only`); None for a JIT's."""
+    files = machine_code(program)
+    if files is None:
         return None
     out = set()
     for f in files:
@@ -127,6 +132,39 @@ def check_libmvec_calls(program: list[str], width: int, label: str):
         return
     want = {f"{VARIANT[width]}_{f}" for f in ("exp", "log1p")} if VARIANT[width] else set()
     assert calls == want, f"{label}: reports vector width {width}, calls {sorted(calls)}"
+
+
+def merged_divisions(listing: str) -> list[str]:
+    """Each place where a vector loop divides twice by one divisor and keeps one quotient a lane: two packed
+    divisions by the same register whose results a blend or a masked merge combine. It is what gcc made
+    of sigmoid_e written as `p >= 0 ? 1/(1+e) : e/(1+e)` (a full and a masked `vdivpd` with AVX-512, two
+    and a `vblendvpd` with AVX2 or SSE4), where LLVM chose the numerator and divided once; the ports' own
+    forms choose it themselves (ports/c/core/ops.c). A loop that divides several numerators by one sum
+    (softmax's) blends none of them."""
+    insns = [ln.split("\t")[-1].strip() for ln in listing.splitlines() if ln.startswith(" ") and "\t" in ln]
+    found = []
+    for k, insn in enumerate(insns):
+        merge = re.match(r"v?divpd\s+(%[xyz]mm\d+),.*?(%[xyz]mm\d+)\{%k\d\}$", insn)
+        blend = re.match(r"v?blendv?m?pd\s+(.*)$", insn)
+        window = insns[max(0, k - 6):k]
+        divs = [re.match(r"v?divpd\s+(%[xyz]mm\d+),.*?(%[xyz]mm\d+)$", i) for i in window]
+        divs = [(d[1], d[2]) for d in divs if d]
+        if merge and (merge[1], merge[2]) in divs:
+            found.append(" / ".join(window[-2:] + [insn]))
+        elif blend:
+            sources = set(re.findall(r"%[xyz]mm\d+", blend[1]))
+            for j, (divisor, dest) in enumerate(divs):
+                if any(d == divisor and dest != dest2 and {dest, dest2} <= sources for d, dest2 in divs[j + 1:]):
+                    found.append(" / ".join(window[-3:] + [insn]))
+                    break
+    return found
+
+
+def check_one_division_per_quotient(program: list[str], label: str):
+    files = machine_code(program)
+    for f in files or []:
+        found = merged_divisions(run(["objdump", "-d", "--no-show-raw-insn", str(f)]).stdout)
+        assert found == [], f"{label} {f.name}: two divisions where one quotient is kept, {found[:2]}"
 
 
 needs_qemu = pytest.mark.skipif(shutil.which("qemu-x86_64") is None or platform.machine() != "x86_64",
@@ -149,6 +187,7 @@ def test_older_target_runs_on_older_cpu(impl, cpu):
     qemu = ["qemu-x86_64", "-cpu", model]
     assert width_of(program, qemu) == width
     check_libmvec_calls(program, width, f"{impl} {cpu}")
+    check_one_division_per_quotient(program, f"{impl} {cpu}")
     check_known_answers(qemu + program, f"{impl} {cpu} on {model}", COMPILED[impl].levels)
     check_graph_answers(qemu + program, f"{impl} {cpu} on {model}")
 
@@ -161,6 +200,7 @@ def test_native_build_uses_the_widest_vectors(impl):
     program = build("native", impl)
     assert width_of(program) == widest
     check_libmvec_calls(program, widest, f"{impl} native")
+    check_one_division_per_quotient(program, f"{impl} native")
     check_known_answers(program, f"{impl} native", COMPILED[impl].levels)
     check_graph_answers(program, f"{impl} native")
 
