@@ -6,8 +6,8 @@ The divides stand for the rest of the lane arithmetic: softmax4 divides in the f
 the backward. And that the softplus levels' lane loops, left to LLVM's loop vectorizer, are vectorized where
 the sigmoid divides (softplus v3's backward, inlined into run_batches, and fused-simd). And that graph v2's
 backward indexes val and grad with no negative-index test (its ids unsigned: ports/numba/README.md,
-"Unsigned ids") and finds an op's fields with no multiply, and that the batch levels' lanes start on cache
-lines ("Lanes on cache lines")."""
+"Unsigned ids") and finds an op's fields with no multiply, that the batch levels' lanes start on cache
+lines ("Lanes on cache lines"), and that softplus v3's backward takes no row views in its loop over the ops."""
 import os
 import platform
 import re
@@ -32,6 +32,14 @@ S.graph_batch_backward(t)
 softplus.simd.run_v3(42, 1000)
 softplus.fused.run_fused_simd(42, 1000)
 print("width", WIDTH)
+# Reference counting in softplus v3's backward, compiled on its own (it is inlined into run_batches).
+bt = softplus.simd.new_batch_tape()
+bx, by = softplus.simd.batch_leaf(bt), softplus.simd.batch_leaf(bt)
+softplus.simd.fill_inputs(bt.val[bx], bt.val[by], 42, 0, softplus.simd.BATCH)
+bf = softplus.simd.batch_push_softplus(bt, softplus.simd.batch_push_prod(bt, softplus.simd.batch_push_sum(bt, bx, by), bx))
+softplus.simd.batch_backward(bt, bf)
+body = "\\n".join(softplus.simd.batch_backward.inspect_asm().values()).split("_ZN7cpython")[0]
+print("softplus_backward_refcounts", len(re.findall(r"\\$NRT_(?:incref|decref)", body)))
 for f in (record_ops, S.graph_batch_backward, softplus.simd.run_batches, softplus.fused.run_fused_simd):
     asm = "\\n".join(f.inspect_asm().values())
     divides = re.findall(r"^\\s+v?div([sp])d\\s", asm, re.M)
@@ -88,6 +96,10 @@ def test_graph_v3_lane_arithmetic_is_vector_code(tmp_path):
     for name in ("run_batches", "run_fused_simd"):
         scalar, packed = map(int, lines[name].split())
         assert packed > 0, f"{name}: {scalar} scalar and no packed divide"
+    # Softplus v3's backward: the zeroing's two row views (t.grad[i, :], t.grad[out, :]) take 4 reference-count
+    # calls; its loop over the ops none. With five row views an op (t.grad[a] and the like) it had 17, and
+    # softplus v3 and v4 took 1.24 and 1.26 times as long (ports/numba/README.md, v3).
+    assert int(lines["softplus_backward_refcounts"]) <= 4, lines["softplus_backward_refcounts"]
     # Signed ids: 12 negative-index tests in graph v2's backward (x86-64-v3 and the Zen 4's native build).
     assert int(lines["graph_v2_backward_sar63"]) == 0, lines["graph_v2_backward_sar63"]
     # Op rows 6 apart in a flat array: 8 imuls by the 2-D array's stride in graph v2's record_ops before.

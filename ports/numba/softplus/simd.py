@@ -86,26 +86,28 @@ def batch_push_softplus(t, a):
 @njit(cache=True, inline="always")
 def batch_backward(t, out):
     """Reverse sweep, lane-wise: grads from 0, grad(out) = 1, each op's local rule. Each
-    input gets its own loop, so that an op whose two inputs are one var stays right."""
+    input gets its own loop, so that an op whose two inputs are one var stays right. The
+    ops' loops index the 2-D arrays: a row view (t.grad[a]) is a new array whose reference
+    count Numba raises and drops, five views an op (ports/numba/README.md, v3)."""
     for i in range(t.count[0]):
         t.grad[i, :] = 0.0
     t.grad[out, :] = 1.0
+    grad, val = t.grad, t.val
     for k in range(t.count[1] - 1, -1, -1):
         kind, a, b, op_out = t.op[k, 0], t.op[k, 1], t.op[k, 2], t.op[k, 3]
-        g, ga, gb, va, vb = t.grad[op_out], t.grad[a], t.grad[b], t.val[a], t.val[b]
         if kind == SUM:
             for j in range(BATCH):
-                ga[j] += g[j]
+                grad[a, j] += grad[op_out, j]
             for j in range(BATCH):
-                gb[j] += g[j]
+                grad[b, j] += grad[op_out, j]
         elif kind == PROD:
             for j in range(BATCH):
-                ga[j] += vb[j] * g[j]
+                grad[a, j] += val[b, j] * grad[op_out, j]
             for j in range(BATCH):
-                gb[j] += va[j] * g[j]
+                grad[b, j] += val[a, j] * grad[op_out, j]
         else:  # SOFTPLUS: b holds exp(-|a|)
             for j in range(BATCH):
-                ga[j] += sigmoid_e(va[j], vb[j]) * g[j]
+                grad[a, j] += sigmoid_e(val[a, j], val[b, j]) * grad[op_out, j]
 
 
 @njit(cache=True, inline="always")
