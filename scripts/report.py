@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Turn raw benchmark files (scripts/bench.py's results/raw/<machine>/*.json.gz) into results/README.md
 and PNG charts: a section per machine (its latest run), a cross-machine table of Codon against the
-best port, ns/iter normalized to the fastest with ties marked, the v0 -> v4 ladder, the tape's
+best port and one of every run, ns/iter normalized to the fastest with ties marked, the v0 -> v4 ladder, the tape's
 overhead, thread scaling, and the graph workload beside A. Rogozhnikov's published numbers.
 
     python scripts/report.py [RAW.json.gz ...] [--out DIR] [--no-charts]
 
-Without RAW it reads the latest file of every machine under results/raw/*/. The charts are drawn
+Without RAW it reads every file under results/raw/*/: each machine's latest for its section, all of them
+for the table of every run (given RAW, those runs alone). The charts are drawn
 from the newest of the runs. The markdown needs only the standard library; the charts need
 matplotlib (`make bench` installs it).
 """
@@ -44,7 +45,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line."""
     p = argparse.ArgumentParser(description="Write results/README.md and charts from raw benchmark files.")
     p.add_argument("raw", nargs="*", type=Path,
-                   help="raw results files (default: the latest results/raw/<machine>/*.json.gz of every machine)")
+                   help="raw results files (default: every results/raw/<machine>/*.json.gz, each machine's "
+                        "latest for its section)")
     p.add_argument("--out", type=Path, default=ROOT / "results", help="output directory (default results/)")
     p.add_argument("--no-charts", action="store_true", help="write the markdown only (no matplotlib needed)")
     p.add_argument("--readme", type=Path, metavar="FILE",
@@ -53,12 +55,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def latest_per_machine(results: Path) -> list[Path]:
-    """The newest raw file of each machine folder; names start with a UTC date, so the last sorts latest."""
-    files = [rawfile.runs(d)[-1] for d in sorted((results / "raw").glob("*/")) if rawfile.runs(d)]
-    if not files:
+def every_machines_runs(results: Path) -> list[list[Path]]:
+    """Each machine folder's raw files, oldest first (names start with a UTC date, so the last is the
+    latest); a folder without any is left out."""
+    found = [rawfile.runs(d) for d in sorted((results / "raw").glob("*/"))]
+    if not any(found):
         raise FileNotFoundError(f"no raw results under {results / 'raw'}/<machine>/: run `make bench` first")
-    return files
+    return [runs for runs in found if runs]
 
 
 def shown_path(path: Path) -> str:
@@ -451,6 +454,23 @@ def machine_section(d: Data, charts: list[str], out: Path) -> list[str]:
     return lines
 
 
+def codon_vs_best(d: Data, workload: str, level: str, interval: bool = True) -> tuple[str, str]:
+    """Codon over the best compiled port at a level, as a cell (`0.96 [0.95, 0.98] (zig)`; without the
+    interval if not `interval`), and its read: 'faster', 'tie' or 'slower' ('' where not timed). From the
+    run's paired ratios where it has them, else the ratio of medians (a tie where their intervals overlap)."""
+    e = d.codon_best.get((workload, level))
+    if e:
+        lo, hi = e["interval"]
+        span = f" [{lo:.2f}, {hi:.2f}]" if interval else ""
+        return f"{TIE if e['read'] == 'tie' else ''}{e['median']:.2f}{span} ({e['port']})", e["read"]
+    best = d.fastest(level, workload, among=d.ports())
+    if not best or not d.ns("codon", level, workload):
+        return "-", ""
+    cell = d.ratio("codon", best, level, workload)
+    read = "tie" if cell.startswith(TIE) else "faster" if float(cell) < 1 else "slower"
+    return f"{cell} ({best})", read
+
+
 def cross_machine(runs: list[Data]) -> list[str]:
     """Codon's median over the best compiled port's, per level, one row per machine."""
     out = []
@@ -460,21 +480,41 @@ def cross_machine(runs: list[Data]) -> list[str]:
         for d in runs:
             if not any(d.ns("codon", lv, workload) for lv in levels):
                 continue
-            cells = []
-            for lv in levels:
-                e = d.codon_best.get((workload, lv))
-                if e:
-                    lo, hi = e["interval"]
-                    cells.append(f"{TIE if e['read'] == 'tie' else ''}{e['median']:.2f} [{lo:.2f}, {hi:.2f}] ({e['port']})")
-                    continue
-                best = d.fastest(lv, workload, among=d.ports())
-                cells.append(d.ratio("codon", best, lv, workload) + f" ({best})" if best and d.ns("codon", lv, workload)
-                             else "-")
-            rows.append([d.machine["slug"]] + cells)
+            rows.append([d.machine["slug"]] + [codon_vs_best(d, workload, lv)[0] for lv in levels])
         if rows:
             out += [f"{workload}:", "", *table(["machine"] + levels, rows, "l" + "r" * len(levels),
                                                PAIRED + " Older runs without pairs: " + WALL[7:])]
     return out or ["No run timed Codon and a port.", ""]
+
+
+# The levels at which the project claims Codon at or ahead of the best port (README, "Codon against the best
+# port"; v0's gap is explained there instead).
+CLAIMED = [(w, lv) for w in ("softplus", "graph") for lv in ("v1", "v2", "v3", "v4")]
+
+
+def every_run(runs: list[Data], base: Path) -> list[str]:
+    """Per machine (the machine of the newest run first), one row per run (newest first): its commit and
+    Codon over the best port at v1-v4 of both workloads, the cells where Codon is behind in bold and named in
+    the last column (base: the folder of the markdown, which links each run's raw file)."""
+    out = []
+    newest_first = sorted(runs, key=lambda d: d.machine["date"], reverse=True)
+    for slug in dict.fromkeys(d.machine["slug"] for d in newest_first):
+        rows = []
+        for d in (d for d in newest_first if d.machine["slug"] == slug):
+            cells, behind = [], []
+            for workload, lv in CLAIMED:
+                cell, read = codon_vs_best(d, workload, lv, interval=False)
+                cells.append(f"**{cell}**" if read == "slower" else cell)
+                if read == "slower":
+                    behind.append(f"{workload} {lv}")
+            link = Path(os.path.relpath(d.path.resolve(), base.resolve())).as_posix()
+            rows.append([f"[{d.machine['date'][:16].replace('T', ' ')}]({link})",
+                         f"`{d.machine['git_commit'][:7]}`" + (" (dirty)" if d.machine.get("git_dirty") else ""),
+                         *cells, ", ".join(behind) or "none"])
+        out += [f"{slug}:", "", *table(["run", "commit", *(f"{w} {lv}" for w, lv in CLAIMED), "behind"], rows,
+                                        "ll" + "r" * len(CLAIMED) + "l",
+                                        PAIRED + " Runs without pairs: " + WALL[7:])]
+    return out
 
 
 def machines_table(runs: list[Data]) -> list[str]:
@@ -489,8 +529,9 @@ def machines_table(runs: list[Data]) -> list[str]:
                  "lllrllll", NO_CLOCK)
 
 
-def markdown(runs: list[Data], charts: list[str], out: Path) -> str:
-    """The whole results/README.md in `out`; runs newest first (the charts are the first one's)."""
+def markdown(runs: list[Data], charts: list[str], out: Path, history: list[Data] | None = None) -> str:
+    """The whole results/README.md in `out`; runs newest first (the charts are the first one's); history:
+    every run of the machines, for the table of every run (default: runs)."""
     files = " ".join(shown_path(d.path) for d in runs)
     lines = [f"<!-- Generated by `{COMMAND}` (python scripts/report.py {files}); do not edit. -->",
              "# Benchmark results", "",
@@ -509,7 +550,13 @@ def markdown(runs: list[Data], charts: list[str], out: Path) -> str:
              f"Codon over the fastest compiled port (named) at each level; below 1.00 Codon is faster. Where a run "
              f"has them, the median of paired ratios from adjacent runs with its 95% interval, {TIE} when the "
              f"interval holds 1.00; else (older runs) the ratio of medians, {TIE} when the two 95% intervals "
-             "overlap.", "", *cross_machine(runs)]
+             "overlap.", "", *cross_machine(runs),
+             "## Every run of every machine", "",
+             "Codon over the best compiled port at v1-v4 of both workloads in every run read (by `make bench`: "
+             f"every run kept under results/raw/), newest first, as above without the intervals ({TIE}: a tie); "
+             "in bold where Codon is behind. A run's commit is the code it timed; (dirty): the tree had uncommitted "
+             "changes as well.", "",
+             *every_run(history or runs, out)]
     for k, d in enumerate(runs):
         lines += machine_section(d, charts if k == 0 else [], out)
     return "\n".join(lines).rstrip() + "\n"
@@ -815,8 +862,12 @@ def main(argv: list[str] | None = None) -> int:
               + ("regenerated" if new != old else "already current"))
         return 0
     try:
-        paths = args.raw or latest_per_machine(args.out)
-        runs = [Data(rawfile.read(p), p) for p in paths]
+        # Given files: those runs alone. Else every run kept, and each machine's latest for the tables.
+        machines = [args.raw] if args.raw else every_machines_runs(args.out)
+        read = [[Data(rawfile.read(p), p) for p in paths] for paths in machines]
+        history = [d for group in read for d in group]
+        runs = history if args.raw else [group[-1] for group in read]
+        paths = [d.path for d in runs]
     except (OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
@@ -835,7 +886,7 @@ def main(argv: list[str] | None = None) -> int:
                   file=sys.stderr)
             return 1
         drawn = charts(runs[0], args.out)
-    write(args.out / "README.md", markdown(runs, drawn, args.out))
+    write(args.out / "README.md", markdown(runs, drawn, args.out, [d for d in history if d.ok]))
     print("wrote " + ", ".join(shown_path(p) for p in [args.out / "README.md"] + [args.out / CHARTS[k] for k in drawn]))
     return 0
 

@@ -780,6 +780,38 @@ def test_report_reads_the_latest_run_of_every_machine(tmp_path):
     assert "m1/2026-01-02T030405Z.json.gz" in first and "m2/2026-01-01T000000Z.json.gz" in first and "2025" not in first
 
 
+def test_report_lists_every_run_of_each_machine(tmp_path):
+    """results/README.md's table of every run: per machine, newest run first, Codon over the best port at
+    v1-v4 from the run's paired readings (else its medians), the cells behind in bold and named."""
+    newer = json.loads((FIXTURES / "bench-small.json").read_text())
+    newer["machine"].update(date="2026-02-01T00:00:00+00:00", git_commit="fedcba9" + "0" * 33, git_dirty=True)
+    newer["codon_vs_best_port"] = {
+        f"{w} {lv}": {"workload": w, "level": lv, "port": port, "median": m, "interval": [m - 0.01, m + 0.01],
+                      "read": read}
+        for w, lv, port, m, read in (("softplus", "v1", "zig", 1.04, "slower"), ("softplus", "v3", "mojo", 1.01, "tie"),
+                                     ("graph", "v1", "rust", 0.97, "faster"))}
+    for sub, doc, date in (("m1", newer, "2026-02-01T000000Z"),
+                           ("m1", json.loads((FIXTURES / "bench-small.json").read_text()), "2026-01-02T030405Z"),
+                           ("m2", json.loads((FIXTURES / "bench-other.json").read_text()), "2026-01-01T000000Z")):
+        (tmp_path / "raw" / sub).mkdir(parents=True, exist_ok=True)
+        (tmp_path / "raw" / sub / f"{date}{rawfile.SUFFIX}").write_bytes(rawfile.encode(doc))
+    proc = subprocess.run([sys.executable, str(REPORT), "--out", str(tmp_path), "--no-charts"],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    section = (tmp_path / "README.md").read_text().split("## Every run of every machine", 1)[1].split("\n## ", 1)[0]
+    assert section.index("fixture-cpu-9000-fam25-model17-avx512:") < section.index("other-cpu-42-fam6-model85-avx2:")
+    rows = [[c.strip() for c in ln.strip("|").split("|")] for ln in section.splitlines() if ln.startswith("| [")]
+    assert [r[:2] for r in rows] == [["[2026-02-01 00:00](raw/m1/2026-02-01T000000Z.json.gz)", "`fedcba9` (dirty)"],
+                                     ["[2026-01-02 03:04](raw/m1/2026-01-02T030405Z.json.gz)", "`0123456`"],
+                                     ["[2026-01-01 00:00](raw/m2/2026-01-01T000000Z.json.gz)", "`0123456`"]]
+    # paired readings (softplus v1, v3; graph v1), the rest from the medians as in the run without pairs
+    assert rows[0][2:] == ["**1.04 (zig)**", "**1.20 (c)**", "≈1.01 (mojo)", "≈1.20 (c)", "0.97 (rust)",
+                           "**1.15 (c)**", "≈0.96 (c)", "**1.07 (c)**", "softplus v1, softplus v2, graph v2, graph v4"]
+    assert rows[1][2:] == ["**1.20 (c)**", "**1.20 (c)**", "**1.25 (c)**", "≈1.20 (c)", "0.92 (c)", "**1.15 (c)**",
+                           "≈0.96 (c)", "**1.07 (c)**", "softplus v1, softplus v2, softplus v3, graph v2, graph v4"]
+    assert rows[2][-1] == "none"
+
+
 def test_report_charts(tmp_path):
     pytest.importorskip("matplotlib")
     text = make_report(tmp_path)
