@@ -600,8 +600,18 @@ def test_bench_ci_fails_a_v4_doing_the_work_of_one_thread(tmp_path):
     levels = ("v2", "v3", "v4")
     one = fake("good", "ns=100", "ns_v3=30", "ns_v4=20", "burn=0.05", "workers=1", "levels=v2,v3,v4", name="zig",
                levels=levels)
-    proc, doc = run_bench(tmp_path, one, extra=("--ci", "--budget-pairs", "6", "--threads", "2"),
-                          sizes=("--iters", "2000", "--verify-iters", "500", "--repeats", "1", "--timeout", "20"))
+    # The v4 budgets are judged only when the rest of the machine left both CPUs free (FREE_TWO: other
+    # processes and the hypervisor's steal, from /proc/stat); where it did not, bench-ci rightly skips them and
+    # this run cannot tell, so it is run again, three times in all, and the test skips only if none could.
+    for attempt in range(3):
+        (tmp_path / str(attempt)).mkdir()
+        proc, doc = run_bench(tmp_path / str(attempt), one, extra=("--ci", "--budget-pairs", "6", "--threads", "2"),
+                              sizes=("--iters", "2000", "--verify-iters", "500", "--repeats", "1", "--timeout", "20"))
+        if "v4 budgets (2): other processes kept" not in proc.stdout:
+            break
+    else:
+        pytest.skip("the machine was busy in all three runs: " + next(
+            ln.strip() for ln in proc.stdout.splitlines() if "other processes kept" in ln))
     assert proc.returncode == 1 and "bench-ci: FAILED (1 budget breach(es), 0 failure(s))" in proc.stdout, \
         proc.stdout + proc.stderr[-3000:]
     verdict = {v["name"]: v for v in doc["budgets"]}
