@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Turn raw benchmark files (scripts/bench.py's results/raw/<machine>/*.json.gz) into results/README.md
-and PNG charts: a section per machine (its latest run), a cross-machine table of Codon against the
-best port and one of every run, ns/iter normalized to the fastest with ties marked, the v0 -> v4 ladder, the tape's
-overhead, thread scaling, and the graph workload beside A. Rogozhnikov's published numbers.
+and PNG charts: a section per machine (its latest run), cross-machine tables of Codon against the best
+port (each machine's latest run, and every run), ns/iter normalized to the fastest with ties marked, the
+v0 -> v4 ladder, the tape's overhead, thread scaling, and the graph workload beside A. Rogozhnikov's
+published numbers.
 
     python scripts/report.py [RAW.json.gz ...] [--out DIR] [--no-charts]
 
