@@ -1,4 +1,5 @@
-# autograd benchmark: `make run` runs the Codon program at every level, `make test` checks it.
+# autograd benchmark: `make run` runs the Codon program at every level, `make test` checks it, `make help`
+# lists every target.
 # Toolchains are installed into .venv/ on first use, pinned; nothing outside the repo is written.
 
 PYTHON      ?= python3
@@ -97,18 +98,31 @@ CYTHON_WHEEL := cython==3.3.1
 CYTHON      := $(VENV)/bin/cython
 CYTHON_FLAGS := -3 -X boundscheck=False -X wraparound=False -X cdivision=True -X initializedcheck=False
 
-.PHONY: all build ports run test clean
+.PHONY: all build ports run test clean help
+# `make help` prints the lines that start with `## TARGET:`, here and in scripts/Makefile.bench: one per
+# target of .PHONY (tests/test_docs.py checks that none is missing).
+## help: every target, one line each
+help:
+	@sed -n 's/^## \([a-z-]*\): \(.*\)/\1\t\2/p' $(MAKEFILE_LIST) | expand -t 13
+
+## all: the same as build
 all: build
 
+## build: the Codon program, v5's CPU walk and every port (a missing compiler is a skip: line)
 build: $(BUILD)/autograd $(BUILD)/v5-on-cpu ports
 
+## ports: the C, Zig, Rust, Mojo, Cython and Numba ports
 ports: $(BUILD)/autograd-c $(BUILD)/autograd-zig $(BUILD)/autograd-rust $(BUILD)/autograd-mojo \
        $(BUILD)/cython/autograd.py $(BUILD)/autograd-numba
 
-# Every level of both workloads, each run calibrated to last at least 0.25 s (scripts/run.py).
-run: $(BUILD)/autograd
+# Every level of both workloads, each run calibrated to last at least 0.25 s, then the Codon program against
+# the C, Zig and Rust ports in a few adjacent pairs of runs per level (scripts/run.py); a port whose
+# compiler is missing is a `skip:` line.
+## run: the Codon program at every level, then against the C, Zig and Rust ports (about a minute)
+run: $(BUILD)/autograd $(BUILD)/autograd-c $(BUILD)/autograd-zig $(BUILD)/autograd-rust
 	$(PYTHON) scripts/run.py --program $(BUILD)/autograd
 
+## test: build everything and run the whole test suite
 test: build $(VENV)/.test-deps
 	$(VENV)/bin/python -m pytest -q tests
 
@@ -161,7 +175,9 @@ $(BUILD)/autograd-rust: ports/rust/autograd.rs $(wildcard ports/rust/*/*.rs) $(T
 
 $(BUILD)/autograd-zig: ports/zig/autograd.zig $(wildcard ports/zig/*/*.zig) $(VENV)/.zig $(TARGET_STAMP)
 	@mkdir -p $(BUILD); rm -f $@
-	$(ZIG) build-exe $(ZIG_FLAGS) -femit-bin=$@ $<
+	@if $(ZIG) version >/dev/null 2>&1; then \
+	  echo "$(ZIG) build-exe $(ZIG_FLAGS) -femit-bin=$@ $<"; $(ZIG) build-exe $(ZIG_FLAGS) -femit-bin=$@ $<; \
+	else echo "skip: Zig port ($(ZIG_WHEEL) is not installed)"; fi
 
 # The Cython port's program is $(BUILD)/cython/autograd.py, written last: it runs the launcher
 # ports/cython/autograd.py, which imports the extension modules beside it. Without cython (not installable)
@@ -220,7 +236,7 @@ $(VENV)/.numba: | $(VENV)/bin/python
 	touch $@
 
 $(VENV)/.zig: | $(VENV)/bin/python
-	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check $(ZIG_WHEEL)
+	-$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check $(ZIG_WHEEL)
 	touch $@
 
 # Where the Mojo wheel cannot install (no wheel for this platform, no network), the port is skipped.
@@ -246,6 +262,7 @@ $(VENV)/.test-deps: requirements.txt | $(VENV)/bin/python
 	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	touch $@
 
+## clean: remove the build folder (BUILD=DIR: that one)
 clean:
 	rm -rf $(BUILD)
 include scripts/Makefile.bench

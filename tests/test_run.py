@@ -1,5 +1,6 @@
 """`make run` (scripts/run.py) over a stand-in program (tests/fixtures/fake_impl.py): its "vs v0" column is
-computed from the rows it shows, and a GPU level the program refuses is a `skip:` line."""
+computed from the rows it shows, a GPU level the program refuses is a `skip:` line, and the comparison with
+the ports that follows the ladder (stand-ins too, beside the program as make builds them)."""
 from __future__ import annotations
 
 import subprocess
@@ -9,15 +10,32 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def make_run(tmp_path: Path, *settings: str) -> list[str]:
-    program = tmp_path / "prog"
-    program.write_text(f"#!/bin/sh\nexec {sys.executable} {ROOT / 'tests/fixtures/fake_impl.py'} good "
-                       f"levels=v0,v1,v2,v3,v4 graph=yes {' '.join(settings)} \"$@\"\n")
-    program.chmod(0o755)
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts/run.py"), "--program", str(program),
-                           "--min-time", "0.001"], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
+MAKE_BENCH = "for the ranked comparison of every implementation, with 95% intervals: make bench (about 15-30 minutes)"
+
+
+def fake(path: Path, *settings: str) -> None:
+    """A stand-in program at path: the fixture with every level v0-v4 of both workloads, and `settings`."""
+    path.write_text(f"#!/bin/sh\nexec {sys.executable} {ROOT / 'tests/fixtures/fake_impl.py'} good "
+                    f"levels=v0,v1,v2,v3,v4 graph=yes {' '.join(settings)} \"$@\"\n")
+    path.chmod(0o755)
+
+
+def make_run(tmp_path: Path, *settings: str, args: tuple[str, ...] = (), status: int = 0) -> list[str]:
+    """scripts/run.py's output lines over a stand-in Codon program with `settings` (tmp_path/prog; ports
+    are what the test put beside it), its runs short."""
+    fake(tmp_path / "prog", *settings)
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts/run.py"), "--program", str(tmp_path / "prog"),
+                           "--min-time", "0.001", "--run-time", "0.001", *args],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == status, proc.stdout + proc.stderr
     return proc.stdout.splitlines()
+
+
+def comparison_rows(lines: list[str]) -> dict[tuple[str, str], list[str]]:
+    """The comparison table's cells by (workload, level): its rows are the ones after its header."""
+    start = next(i for i, ln in enumerate(lines) if ln.split()[:3] == ["workload", "level", "N"])
+    return {tuple(ln.split()[:2]): ln.split()[3:] for ln in lines[start + 1:]
+            if ln.split()[:1] in (["softplus"], ["graph"])}
 
 
 def test_vs_v0_comes_from_the_rows_shown_not_from_the_calibration(tmp_path):
@@ -42,3 +60,54 @@ def test_the_helper_scripts_build_codon_with_the_makefiles_command():
         text = (ROOT / "scripts" / script).read_text()
         assert "@echo $(CODON_BUILD)" in text and 'eval "$codon_build' in text, script
         assert "codon build" not in text and "-release" not in text, script
+
+
+def test_the_comparison_shows_codon_over_each_port_at_every_level(tmp_path):
+    # Codon reports 1,000 ns a sample, C 2,000 (Codon's time over C's: 0.50), Zig 1,000 (a tie, ≈1.00);
+    # no Rust is built beside it: a skip line, and the rest goes on.
+    fake(tmp_path / "autograd-c", "impl=c", "ns=2000")
+    fake(tmp_path / "autograd-zig", "impl=zig", "ns=1000")
+    lines = make_run(tmp_path, "ns=1000", args=("--pairs", "1"))
+    assert any(ln.startswith("skip: rust: ") and "autograd-rust is not built" in ln for ln in lines), lines
+    header = next(ln for ln in lines if ln.startswith("workload"))
+    assert header.split() == ["workload", "level", "N", "c", "zig"], header
+    rows = comparison_rows(lines)
+    assert list(rows) == [(w, lv) for w in ("softplus", "graph") for lv in ("v0", "v1", "v2", "v3", "v4")]
+    assert all(cells == ["0.50", "≈1.00"] for cells in rows.values()), rows
+    caption = " ".join(lines[lines.index(header) - 2:lines.index(header)])
+    assert "below 1.00 Codon is faster" in caption and "1 adjacent pair " in caption and "CPU time" in caption
+    assert lines[-1] == MAKE_BENCH
+
+
+def test_a_missing_port_is_a_skip_line_not_a_failure(tmp_path):
+    lines = make_run(tmp_path, "ns=1000", args=("--ports", "c,rust"))
+    assert sum(ln.startswith("good") for ln in lines) == 10               # the ladder, as before
+    assert [ln.split(":")[:2] for ln in lines if ln.startswith("skip: ") and "v5" not in ln] \
+        == [["skip", " c"], ["skip", " rust"]], lines
+    assert not any(ln.startswith("workload") for ln in lines)               # no table without a port
+    assert lines[-1] == MAKE_BENCH
+
+
+def test_a_port_whose_sums_disagree_is_reported_and_not_shown_as_a_ratio(tmp_path):
+    # C's graph sums are off by one part in a million (the contract allows 1e-12, 1e-9 batched): its graph
+    # cells are FAILED, each with the numbers, and not timed; its softplus cells are compared; exit status 1.
+    fake(tmp_path / "autograd-c", "impl=c", "ns=2000", "graph=wrong")
+    lines = make_run(tmp_path, "ns=1000", args=("--ports", "c", "--pairs", "1"), status=1)
+    rows = comparison_rows(lines)
+    assert [rows[("softplus", lv)] for lv in ("v0", "v1", "v2", "v3", "v4")] == [["0.50"]] * 5, rows
+    assert [rows[("graph", lv)] for lv in ("v0", "v1", "v2", "v3", "v4")] == [["FAILED"]] * 5, rows
+    failed = [ln for ln in lines if ln.startswith("FAILED: ")]
+    assert [ln.split()[1:4] for ln in failed] == [["c", "graph", lv] for lv in ("v0", "v1", "v2", "v3", "v4")]
+    assert all("sums disagree with Codon's: sum_loss" in ln and "relative difference 1e-06" in ln for ln in failed)
+    assert lines[-1] == MAKE_BENCH
+
+
+def test_the_comparison_is_left_out_or_refused_as_asked(tmp_path):
+    fake(tmp_path / "autograd-c", "impl=c", "ns=2000")
+    lines = make_run(tmp_path, "ns=1000", args=("--no-compare",))
+    assert sum(ln.startswith("good") for ln in lines) == 10 and not any("make bench" in ln for ln in lines)
+    for bad in (["--ports", "c,fortran"], ["--ports", "python"], ["--ports", "c,c"], ["--pairs", "0"],
+                ["--run-time", "0"]):
+        proc = subprocess.run([sys.executable, str(ROOT / "scripts/run.py"), "--program", str(tmp_path / "prog"),
+                               *bad], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2 and "error: argument" in proc.stderr and not proc.stdout, bad
