@@ -102,7 +102,9 @@ DEFAULT: list[Impl] = [
          ci=False),
     Impl("python", ["{python}", "ports/python/autograd.py"], "port", "CPython port",
          ["v0", "v1", "v2", "fused"], graph_levels=["v0", "v1", "v2"], slow=True),
-    # The CPython port's source run by Debian's PyPy (a JIT, but per process and timed as an interpreter).
+    # The CPython port's source run by Debian's PyPy, timed warm: autograd.py runs each level before its
+    # clock until the JIT has compiled its loops, as Numba's compile is kept out (warmup_time.py shows the
+    # cost). Calibrated on its own (slow); no `rounds`: the warm-up adds a fraction of a second a process.
     Impl("pypy", ["pypy3", "ports/python/autograd.py"], "port", "PyPy (the CPython port under pypy3)",
          ["v0", "v1", "v2", "fused"], graph_levels=["v0", "v1", "v2"], slow=True, program="pypy3",
          ci=False),

@@ -9,9 +9,14 @@
 # softplus's fused baseline; v3, v4 and fused-simd need vector math and threads that run
 # in parallel, which plain CPython does not have, so they are reported as not implemented.
 #
+# Run by PyPy (the registry's `pypy`), each level is timed warm: warm_up runs it before the clock
+# until PyPy's JIT has compiled its loops, as the Numba port compiles before its clock
+# (warmup_time.py beside this file reports what the warm-up takes and buys).
+#
 #     python3 ports/python/autograd.py --level v2 --iters 100000
 #     python3 ports/python/autograd.py --workload graph --level v2 --iters 20
 import platform
+import time
 
 from cli.driver import Program, main
 from softplus.naive import run_v0
@@ -60,17 +65,48 @@ optimization level and prints the time and the checksums. Workloads:
 RUNS = {"v0": run_v0, "v1": run_v1, "v2": run_v2, "fused": run_fused}
 GRAPH_RUNS = {"v0": run_graph_v0, "v1": run_graph_v1, "v2": run_graph_v2}
 
+# PyPy's warm-up (warm_up): calls of go before the clock, each of a chunk of samples. PyPy compiles a
+# loop once it has run 1039 times (pypyjit's `threshold`) and a guard's bridge once it has failed 200
+# times, so a level is warm only when its least-run loop has passed that: softplus's sample loop runs
+# once a sample, the graph's input and grad_in loops 100 times a sample whatever M is. The counts are
+# at or past where a timed run's time per sample stopped falling (`warmup_time.py --sweep`, README).
+WARM_SOFTPLUS = (8, 1000)        # (calls, samples per call)
+WARM_GRAPH_CALLS = 16            # graph: calls of about 10,000 ops (one sample at the default M)
+WARM_GRAPH_OPS = 10_000
+WARM_SECONDS = 1.0               # no further call once the warm-up has taken this long (a large M)
+
+
+def warm_plan(workload, m=0):
+    """(calls, samples per call) of a level's warm-up in the workload (graph: over m ops)."""
+    if workload == "graph":
+        return WARM_GRAPH_CALLS, max(1, -(-WARM_GRAPH_OPS // m))
+    return WARM_SOFTPLUS
+
+
+def warm_up(go, workload, m=0):
+    """Run go on warm_plan's samples before the clock, under PyPy; returns go. Every go(n) starts
+    again from the seed (fresh state and inputs each call), so the warm-up changes no sum."""
+    if IMPL != "pypy":
+        return go   # CPython has no JIT: a warm-up would compile nothing and speed nothing up
+    calls, chunk = warm_plan(workload, m)
+    start = time.monotonic()
+    for _ in range(calls):
+        go(chunk)
+        if time.monotonic() - start >= WARM_SECONDS:
+            break
+    return go
+
 
 def run_level(level, seed, threads):
-    """A softplus level, ready to run n samples (cli.driver times it)."""
+    """A softplus level, ready to run n samples (cli.driver times it): under PyPy, warm."""
     go = RUNS[level]
-    return lambda n: go(seed, n)
+    return warm_up(lambda n: go(seed, n), "softplus")
 
 
 def run_graph_level(level, seed, m, threads):
-    """A graph level over m ops, ready to run n samples."""
+    """A graph level over m ops, ready to run n samples: under PyPy, warm."""
     go = GRAPH_RUNS[level]
-    return lambda n: go(seed, m, n)
+    return warm_up(lambda n: go(seed, m, n), "graph", m)
 
 
 PROGRAM = Program(IMPL, lambda: VERSION_TEXT, HELP_TEXT, HAVE, run_level, run_graph_level, eval_point)
