@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import codon_needs
-from impls import DEFAULT, LEVELS
-from report import PAIRED, TIE, WALL, Data, footer, reading, table
+from impls import LEVELS
+from report import PAIRED, TIE, Data, footer, reading, table
 
 # The systems languages the headline names, as registry names and as the README spells them.
 SYSTEMS = {"c": "C", "rust": "Rust", "zig": "Zig"}
@@ -34,8 +34,8 @@ CAVEATS = {
     "jax": "a traced, compiled autograd: one compilation per shape; its graph row is timed at 100 ops, "
            "where its compile time still fits a run",
     "torch": "eager autograd: every op a dispatch on small tensors",
-    "torch-compile": "compiles each process's graph for about as long as the rest of the run; timed at 100 ops, "
-                     "one sample at a time",
+    "torch-compile": "compiles the graph in every process, before the clock; timed at 100 ops, one sample at a "
+                     "time",
 }
 
 
@@ -67,6 +67,23 @@ def read_of(e: dict[str, Any] | None) -> str:
     return {"faster": "ahead", "tie": "tie", "slower": "behind"}[e["read"]] if e else ""
 
 
+def cells_text(cells: list[str]) -> str:
+    """`softplus v1, softplus v2, softplus v3, graph v0` as `softplus v1-v3, graph v0`: per workload, its
+    levels, a run of three or more consecutive levels as a range."""
+    out = []
+    for workload in dict.fromkeys(c.split()[0] for c in cells):
+        idx = [LEVELS.index(c.split()[1]) for c in cells if c.split()[0] == workload]
+        runs: list[list[int]] = []
+        for i in idx:
+            if runs and i == runs[-1][-1] + 1:
+                runs[-1].append(i)
+            else:
+                runs.append([i])
+        out.append(f"{workload} " + ", ".join(f"{LEVELS[r[0]]}-{LEVELS[r[-1]]}" if len(r) >= 3 else
+                                              ", ".join(LEVELS[i] for i in r) for r in runs))
+    return ", ".join(out)
+
+
 def headline(d: Data) -> list[str]:
     """Codon's time over C's, Rust's, Zig's and the best other implementation's, per workload and level, then
     one line per comparison saying where Codon is ahead, tied and behind."""
@@ -77,13 +94,15 @@ def headline(d: Data) -> list[str]:
         levels = levels_of(d, workload)
         for name, label in [*SYSTEMS.items(), ("", BEST)]:
             cells = []
-            for lv in levels:
-                if name:
+            for lv in LEVELS:
+                if lv not in levels:
+                    cells.append("-")
+                elif name:
                     cells.append(reading(against(d, name, workload, lv), pairs=rounds))
                 else:
                     best = best_of_all(d, workload, lv)
                     cells.append(reading(best[1], name=best[0], pairs=rounds) if best else "-")
-            rows.append([f"{workload}: {label}"] + cells + ["-"] * (len(LEVELS) - len(levels)))
+            rows.append([f"{workload}: {label}"] + cells)
     for name, label in [*SYSTEMS.items(), ("", BEST)]:
         by_read: dict[str, list[str]] = {"ahead": [], "tie": [], "behind": []}
         for workload in ("softplus", "graph"):
@@ -92,7 +111,7 @@ def headline(d: Data) -> list[str]:
                 if e:
                     by_read[read_of(e)].append(f"{workload} {lv}")
         verdicts.append(f"- against {label if name else 'the best of all implementations'}: "
-                        + "; ".join(f"{k} at {', '.join(v)}" for k, v in by_read.items() if v) + ".")
+                        + "; ".join(f"{k} at {cells_text(v)}" for k, v in by_read.items() if v) + ".")
     cpu = (f"{m['cpu']} (family {m.get('cpu_family')} model {m.get('cpu_model')}, {m['cores']} cores"
            f"{', AVX-512' if m.get('avx512f') else ', AVX2' if m.get('avx2') else ''})")
     return [f"Machine: {cpu}, commit `{m['git_commit'][:7]}`, {m['date'][:10]}.", "",
@@ -193,7 +212,6 @@ def verdict(d: Data, name: str) -> str:
 def which_tool(d: Data) -> list[str]:
     """One row per tool: the span of its time over Codon's, its time over Codon's at each level it has, and
     its caveat."""
-    labels = {i.name: i.label for i in DEFAULT}
     rows = []
     for name in TOOLS:
         if not (d.names("softplus").count(name) or d.names("graph").count(name)):
@@ -202,7 +220,7 @@ def which_tool(d: Data) -> list[str]:
             cells = ["the reference", "1.00", "1.00"]
         else:
             cells = [verdict(d, name), over_codon(d, name, "softplus"), over_codon(d, name, "graph")]
-        rows.append([f"**{name}**: {labels.get(name, name)}", *cells, CAVEATS.get(name, "")])
+        rows.append([f"**{name}**: {d.impls[name].get('label', name)}", *cells, CAVEATS.get(name, "")])
     return table(["tool", "its time over Codon's, v0-v4", "softplus, by level", "graph, by level", "caveat"], rows,
                  "lllll", PAIRED + " Cells marked `medians`: the ratio of the two medians (a row timed at fewer ops "
                  f"cannot be paired per sample). Above 1.00 the tool is slower than Codon; {TIE}: a tie.")
