@@ -3,6 +3,7 @@
 The Codon program is the model: each port must print the same sums (digit for digit at the sequential
 levels), the same --eval results and the same table columns, and refuse the same bad inputs.
 """
+import json
 import os
 import re
 import resource
@@ -248,3 +249,29 @@ def test_graph_v0_reuses_its_freed_nodes(impl):
               for n in (4, 104)}
     per_sample = (faults[104] - faults[4]) / 100
     assert per_sample < 25, (impl.name, faults)
+
+
+# Graph v4 with more threads than batches: 40 samples at 10^6 ops are 3 batches of 16, so 1,021 of 1,024
+# threads have no batch. A batch tape of 10^6 ops is 450 MB: a thread with no batch must allocate none, or
+# the run reserves hundreds of GB (the Codon program once took 473 GB of address space and over a minute).
+MANY_THREADS = ["--workload", "graph", "--ops", "1000000", "--level", "v4", "--iters", "40", "--threads", "1024",
+                "--json"]
+# Room for 1,024 thread stacks, the runtimes and three tapes; not for 1,024 tapes. Set by the shell's ulimit
+# (in KB), not by a preexec_fn: a fork from this process, where JAX may have started threads, can deadlock.
+ADDRESS_SPACE_KB = 32 * 2**20
+WITH_LIMITED_ADDRESS_SPACE = ["bash", "-c", f'ulimit -v {ADDRESS_SPACE_KB} && exec "$@"', "limited"]
+
+
+def test_graph_v4_threads_beyond_the_batches_allocate_nothing(impl, codon):
+    if "v4" not in impl.graph_levels:
+        pytest.skip(f"{impl.name} has no graph v4")
+    runs = {}
+    for program in (impl, codon) if impl.name != codon.name else (impl,):
+        proc = subprocess.run(WITH_LIMITED_ADDRESS_SPACE + program.argv + MANY_THREADS, capture_output=True,
+                              text=True, timeout=300)
+        assert proc.returncode == 0, (program.name, proc.stderr[-2000:])
+        runs[program.name] = json.loads(proc.stdout)
+    got, want = runs[impl.name], runs[codon.name]
+    assert got["threads"] == 1024
+    for key in ("sum_loss", "sum_grad_in", "sum_grad_all"):
+        assert ref.rel_diff(got[key], want[key]) <= ref.GRAPH_BATCHED_RTOL, (key, got[key], want[key])
