@@ -18,15 +18,20 @@ type Chunk = [f64; WIDTH];
 /// Chunks per var.
 pub const CHUNKS: usize = GRAPH_BATCH / WIDTH;
 
-/// A var's lanes as CHUNKS chunks.
+const _: () = assert!(CHUNKS * WIDTH == GRAPH_BATCH, "GRAPH_BATCH must be a multiple of WIDTH");
+
+/// A var's lanes as CHUNKS chunks: the same memory seen as [[f64; WIDTH]; CHUNKS], what
+/// `as_chunks` gives on rustc 1.88 and later (the port builds with 1.85, Debian 12's).
 #[inline(always)]
-pub fn chunks(lanes: &[f64; GRAPH_BATCH]) -> &[Chunk] {
-    lanes.as_chunks::<WIDTH>().0
+pub fn chunks(lanes: &[f64; GRAPH_BATCH]) -> &[Chunk; CHUNKS] {
+    // SAFETY: both array types hold GRAPH_BATCH f64s, contiguous, with f64's alignment.
+    unsafe { &*(lanes as *const [f64; GRAPH_BATCH]).cast::<[Chunk; CHUNKS]>() }
 }
 
 #[inline(always)]
-pub fn chunks_mut(lanes: &mut [f64; GRAPH_BATCH]) -> &mut [Chunk] {
-    lanes.as_chunks_mut::<WIDTH>().0
+pub fn chunks_mut(lanes: &mut [f64; GRAPH_BATCH]) -> &mut [Chunk; CHUNKS] {
+    // SAFETY: as in chunks.
+    unsafe { &mut *(lanes as *mut [f64; GRAPH_BATCH]).cast::<[Chunk; CHUNKS]>() }
 }
 
 /// o = ((a + b) + c) + d.

@@ -10,7 +10,7 @@ use super::tape::{MAX_VARS, MAX_OPS, Op, NO_OP};
 /// Lanes per var: 256, as in the Codon program; measured against 64..1024 here too
 /// (README). The tape's val and grad (2 x 6 x 2 KiB) stay in L1.
 pub const BATCH: usize = 256;
-const _: () = assert!(BATCH.is_multiple_of(WIDTH), "BATCH must be a multiple of WIDTH");
+const _: () = assert!(BATCH % WIDTH == 0, "BATCH must be a multiple of WIDTH");
 
 /// A softplus var's BATCH lanes.
 pub type Lanes = AlignedLanes<BATCH>;
