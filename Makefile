@@ -23,7 +23,7 @@ CPU         ?= native
 # told not to prefer 256 bits, each in its own spelling: LLVM's target feature -prefer-256-bit (Codon, Rust,
 # Zig, Numba) and gcc's -mprefer-vector-width=512 (C, Cython). A target without AVX-512 builds the same
 # binaries with it or without. Mojo is not told: its --target-features replaces the host's feature list
-# with the CPU model's, and its vectors are written out (README, "Vector width and CPU targets").
+# with the CPU model's, and its vectors are written out (docs/targets.md).
 ifeq ($(shell uname -m),x86_64)
 NO_PREFER_256 := -prefer-256-bit
 endif
@@ -98,7 +98,7 @@ CYTHON_WHEEL := cython==3.3.1
 CYTHON      := $(VENV)/bin/cython
 CYTHON_FLAGS := -3 -X boundscheck=False -X wraparound=False -X cdivision=True -X initializedcheck=False
 
-.PHONY: all build ports run test clean help
+.PHONY: all build ports run test lint clean help
 # `make help` prints the lines that start with `## TARGET:`, here and in scripts/Makefile.bench: one per
 # target of .PHONY (tests/test_docs.py checks that none is missing).
 ## help: every target, one line each
@@ -261,6 +261,10 @@ $(VENV)/bin/codon: | $(VENV)/bin/python
 $(VENV)/.test-deps: requirements.txt | $(VENV)/bin/python
 	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	touch $@
+
+## lint: ruff over the Python (ruff.toml)
+lint: $(VENV)/.test-deps
+	$(VENV)/bin/ruff check .
 
 ## clean: remove the build folder (BUILD=DIR: that one)
 clean:

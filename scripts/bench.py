@@ -106,7 +106,7 @@ class Preset:
 
 # Many short rounds rank better than a few long ones: the paired ratios' 95% interval shrinks with the
 # number of pairs. The measurements behind 70 rounds of 0.04 s (median half-widths against rounds and run
-# length, on the 2-core Zen 3) are the README's precision-runs table, which report.py generates: 45 rounds
+# length, on the 2-core Zen 3) are docs/benchmarking.md's precision-runs table, which report.py generates: 45 rounds
 # met ±5% at the median compiled pair with the five original rows, not with every row (some rows run fewer
 # rounds, Impl.rounds), where 70 do.
 FULL = Preset(min_time=0.04, repeats=70, results_dir="results", peers=True, timeout=120.0, thread_scan=True,
@@ -1235,7 +1235,8 @@ def count_instructions(argv: list[str], opts: argparse.Namespace) -> tuple[int |
     return int(found[1]), ""
 
 
-def instruction_budgets(states: list[ImplState], opts: argparse.Namespace) -> tuple[list[Budget], dict[str, list[float]],
+def instruction_budgets(states: list[ImplState],
+                        opts: argparse.Namespace) -> tuple[list[Budget], dict[str, list[float]],
                                                                                      list[str], list[str]]:
     """The graph v3 instruction budgets (see above): (budgets, values, skip lines, failures)."""
     if platform.machine() != "x86_64":

@@ -51,7 +51,8 @@ SABOTAGES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
         ("ports/zig/softplus/threads.zig", "handles[t] = std.Thread.spawn(.{ .stack_size = 1 << 20 }, v4_worker, "
          ".{ seed, n, t * nb / t_count, (t + 1) * nb / t_count, &partial[t] }) catch null;", "handles[t] = null;")]),
     "v4-one-thread-rust": ("rust", [
-        ("ports/rust/softplus/threads.rs", "let t_count = threads.max(1) as u64;", "let t_count = 1u64 + 0 * threads as u64;")]),
+        ("ports/rust/softplus/threads.rs", "let t_count = threads.max(1) as u64;",
+         "let t_count = 1u64 + 0 * threads as u64;")]),
     # A wrong constant: splitmix64's increment one off; every sum changes, verification must fail.
     "c-wrong-constant": ("c", [("ports/c/core/rng.c", "0x9E3779B97F4A7C15", "0x9E3779B97F4A7C16")]),
     # The graph's lane loops left to gcc without `omp simd` (it unrolls them to scalar libm calls).
@@ -192,7 +193,8 @@ def main(argv: list[str] | None = None) -> int:
     for name, s in doc["plain_summary"].items():
         if s["median_range"]:
             print(f"  {name:<22} medians {s['median_range'][0]:.3f}-{s['median_range'][1]:.3f}, "
-                  f"values {s['value_range'][0]:.3f}-{s['value_range'][1]:.3f} (limit {s['limit']:.3f}) {s['verdicts']}")
+                  f"values {s['value_range'][0]:.3f}-{s['value_range'][1]:.3f} (limit {s['limit']:.3f}) "
+                  f"{s['verdicts']}")
     print(f"trials: {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
     missed = [n for n, c in caught.items() if c < len(doc["sabotage"][n])]
     return 1 if plain_failed or missed else 0

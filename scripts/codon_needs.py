@@ -34,8 +34,9 @@ CONSTRUCTS = [
     Construct("`@inline`", "decorator", "inline",
               "forces a call inline, so LLVM sees through the tape's record and backward (softplus v2) and the "
               "per-op helpers of the hot loops"),
-    Construct("`@noinline`", "decorator", "noinline", "keeps a function out of line where inlining cost speed: a level's loop out of `main`, an allocation "
-              "out of a hot loop"),
+    Construct("`@noinline`", "decorator", "noinline",
+              "keeps a function out of line where inlining cost speed: a level's loop out of `main`, an "
+              "allocation out of a hot loop"),
     Construct("`@llvm`", "decorator", "llvm",
               "a function written in LLVM IR: vector lane arithmetic, libmvec calls at the target's width, "
               "grouped stores (Codon runs no SLP vectorizer and has no `restrict`)"),
@@ -105,8 +106,9 @@ def table(root: Path = ROOT) -> list[str]:
         if not u.count:
             continue
         ranked = sorted(u.files.items(), key=lambda fn: (-fn[1], fn[0]))
+        more = len(ranked) - SHOWN
         where = ", ".join(f"[{f}]({f}) {n}" for f, n in ranked[:SHOWN]) + (
-            f", {len(ranked) - SHOWN} more file" + ("s" if len(ranked) - SHOWN > 1 else "") if len(ranked) > SHOWN else "")
+            f", {more} more file" + ("s" if more > 1 else "") if more > 0 else "")
         why = c.why + (f" ({', '.join(f'`{n}`' for n in sorted(u.names))})" if u.names else "")
         rows.append(f"| {c.name} | {u.count} | {where} | {why} |")
     return rows + ["", f"*Counted by `python scripts/codon_needs.py` in the program's sources "

@@ -32,8 +32,8 @@ WORKLOAD_LEVELS = {"softplus": ALL_LEVELS, "graph": LEVELS}
 def ranking_clock(level: str, both_compiled: bool) -> str:
     """The clock two implementations of a level are compared by: the timed region's CPU time
     (`cpu_seconds`, which the neighbours' load barely moves) for single-threaded levels of two compiled
-    programs, whose work is on the timing thread (bar the Codon program's Boehm marker thread at v0: 2-6%
-    of its wall time, README); wall time (`seconds`) for v4, whose speed-up is the point, and wherever a
+    programs, whose work is on the timing thread (bar the Codon program's Boehm marker thread at v0:
+    docs/benchmarking.md); wall time (`seconds`) for v4, whose speed-up is the point, and wherever a
     peer or an interpreter is one side, whose runtimes may work on threads of their own (JAX's CPU backend
     does)."""
     return "cpu_seconds" if level != "v4" and both_compiled else "seconds"
@@ -98,7 +98,8 @@ DEFAULT: list[Impl] = [
     # The Cython port's program is a Python file in the build folder: it runs ports/cython/autograd.py (plain
     # Python, the CPython port's cli) with the extension modules beside it; compiled, so not slow.
     Impl("cython", ["{python}", "{build}/cython/autograd.py"], "port", "Cython port", ALL_LEVELS,
-         target="{build}/cython/autograd.py", compiler=["CYTHON", "--version"], flags=["CYTHON_FLAGS", "C_FLAGS", "C_LIBS"],
+         target="{build}/cython/autograd.py", compiler=["CYTHON", "--version"],
+         flags=["CYTHON_FLAGS", "C_FLAGS", "C_LIBS"],
          ci=False),
     Impl("python", ["{python}", "ports/python/autograd.py"], "port", "CPython port",
          ["v0", "v1", "v2", "fused"], graph_levels=["v0", "v1", "v2"], slow=True),

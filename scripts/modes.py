@@ -4,7 +4,7 @@
     scripts/modes.py RAW --workload softplus --level v1 --b c [--a codon] --split-ns 85
 
 On a 2-vCPU VM the runs of a level can fall into two modes (the Zen 3's softplus v1: 60-80 or 90-103
-ns a sample, README "Softplus v1 on the Zen 3"), and a median of paired ratios then mixes two
+ns a sample, docs/findings/softplus-v1.md), and a median of paired ratios then mixes two
 comparisons. This prints how many of each program's runs were under --split-ns a sample (ns per op for
 the graph), and the median of A's time over B's, with its 95% distribution-free interval, over all pairs,
 over the pairs where both runs were under it and over those where both were at or over it. The clock is
@@ -71,7 +71,8 @@ def main(argv: list[str] | None = None) -> int:
         fail(f"cannot read {opts.raw}: {e}")
     a, b = (cell(doc, name, opts.workload, opts.level) for name in (opts.a, opts.b))
     impls = {i["name"]: i for i in doc.get("implementations", [])}
-    key = ranking_clock(opts.level, bool(impls.get(opts.a, {}).get("compiled") and impls.get(opts.b, {}).get("compiled")))
+    both_compiled = bool(impls.get(opts.a, {}).get("compiled") and impls.get(opts.b, {}).get("compiled"))
+    key = ranking_clock(opts.level, both_compiled)
     ta, tb = per_sample(a, key), per_sample(b, key)
     rounds = sorted(set(ta) & set(tb))
     split = opts.split_ns

@@ -196,9 +196,9 @@ def compare(opts: argparse.Namespace, records: dict[tuple[str, str], dict]) -> i
         print(f" {rnd}", end="", flush=True)
     print()
     coverage = stats.median_ci(range(opts.pairs))[2]
-    print(f"\nCodon's time over each port's, below 1.00 Codon is faster: the median of {plural(opts.pairs, 'adjacent pair')}"
-          f" of runs at the same N,\nby the timed region's CPU time (v4: its wall time); {TIE}: a tie, the median's "
-          f"{coverage:.0%} interval holds 1.00")
+    print("\nCodon's time over each port's, below 1.00 Codon is faster: the median of "
+          f"{plural(opts.pairs, 'adjacent pair')} of runs at the same N,\nby the timed region's CPU time "
+          f"(v4: its wall time); {TIE}: a tie, the median's {coverage:.0%} interval holds 1.00")
     print(f"{'workload':<10}{'level':<7}{'N':>13}" + "".join(f"{p.name:>10}" for p in ports))
     for w, lv in keys:
         row = {c.port.name: c for c in cells if (c.workload, c.level) == (w, lv)}
@@ -233,7 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pairs", type=positive_int, default=5, help="rounds of adjacent pairs (default 5)")
     parser.add_argument("--run-time", type=positive_float, default=0.03,
                         help="seconds a comparison run lasts at least (default 0.03)")
-    parser.add_argument("--shuffle-seed", type=int, help="seed of the comparison's run order (default: random, printed)")
+    parser.add_argument("--shuffle-seed", type=int,
+                        help="seed of the comparison's run order (default: random, printed)")
     parser.add_argument("--timeout", type=positive_float, default=60,
                         help="seconds before a comparison run is killed as hung (default 60)")
     parser.add_argument("--no-compare", action="store_true", help="the ladder alone")

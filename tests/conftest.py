@@ -101,13 +101,21 @@ def impl(request, codon) -> Program:
     name = request.param
     argv, target, levels, graph_levels = IMPLS[name]
     skip_without_program(name)
-    if target is not None:
-        # The Makefile prints a skip line instead of failing when a port's compiler is missing.
-        # A failed build fails (make removes the old binary first, so nothing stale is tested).
+    why = build_port(argv, target)
+    if why is not None:
+        pytest.skip(f"{name}: {why}")
+    return Program(argv, name, levels, graph_levels)
+
+
+def build_port(argv: list[str], target: str | None) -> str | None:
+    """Brings a port's program up to date (AUTOGRAD_PREBUILT=1: takes the one there); why it is missing, or None.
+    The Makefile prints a skip line instead of failing when a port's compiler is missing. A failed build
+    fails (make removes the old binary first, so nothing stale is tested)."""
+    out = "not in the prebuilt folder"
+    if target is not None and not PREBUILT:
         proc = subprocess.run(["make", "-s", f"BUILD={BUILD}", target], cwd=ROOT, env=os.environ.copy(),
                               capture_output=True, text=True)
         assert proc.returncode == 0, f"make {target} failed:\n{proc.stdout}{proc.stderr}"
-        # The program is argv[0], or argv[1] when argv[0] is this Python (the Cython port's launcher).
-        if not all(Path(a).exists() for a in argv[:2] if "/" in a):
-            pytest.skip(f"{name}: {proc.stdout.strip()}")
-    return Program(argv, name, levels, graph_levels)
+        out = proc.stdout.strip()
+    # The program is argv[0], or argv[1] when argv[0] is this Python (the Cython port's launcher).
+    return None if all(Path(a).exists() for a in argv[:2] if "/" in a) else out

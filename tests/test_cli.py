@@ -57,7 +57,8 @@ def test_bad_input_is_one_error_line_and_exit_2(codon, args):
 
 
 @pytest.mark.parametrize("args", [
-    ["--iters", "1"], ["--iters", "0001", "--level", "v0"], ["--seed", "0", "--iters", "3"], ["--seed", "18446744073709551615", "--iters", "3"],
+    ["--iters", "1"], ["--iters", "0001", "--level", "v0"], ["--seed", "0", "--iters", "3"],
+    ["--seed", "18446744073709551615", "--iters", "3"],
     ["--threads", "1024", "--level", "v4", "--iters", "3"], ["--json", "--iters", "2", "--level", "fused"],
     ["--eval", "-1", "-2"], ["--eval", "+.5", "5."], ["--eval", "-1.5e-300", "2E+2"], ["--eval", "1e-400", "0"],
     ["--eval", "-0", "0", "--json"], ["--json", "--eval", "1", "2"],
@@ -148,5 +149,6 @@ def test_cpu_seconds_is_the_timed_regions_cpu_time(codon):
     # v4 over long regions only: a region of a few ms holds the second thread's start and any tick the
     # scheduler takes, so that at CI a 2.4-ms graph v4 once had 1.0 ms of CPU; over 0.05 s those are noise.
     for r in codon.records("--level", "v4", "--iters", "50000000", "--threads", "2") + \
-            codon.records("--workload", "graph", "--level", "v4", "--ops", "100", "--iters", "300000", "--threads", "2"):
+            codon.records("--workload", "graph", "--level", "v4", "--ops", "100", "--iters", "300000",
+                          "--threads", "2"):
         assert r["seconds"] >= 0.02 and r["cpu_seconds"] >= 0.5 * r["seconds"], r

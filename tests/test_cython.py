@@ -3,7 +3,6 @@ input stream (ports/cython/core/rng.pxd, which every level inlines) against the 
 (ports/python/core/rng.py), draw for draw."""
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 

@@ -25,7 +25,6 @@ def test_the_top_readme_shows_a_module_diff_that_works():
 def test_the_readmes_numbers_are_generated_from_the_raw_files_they_cite():
     """Every report block of the README equals what scripts/report.py makes of the raw file it names
     (audit 7): regenerate them with `python scripts/report.py --readme README.md`."""
-    import sys
     import report
     text = (ROOT / "README.md").read_text()
     names = [m["name"] for m in report.BLOCK.finditer(text)]
@@ -51,7 +50,6 @@ def test_the_contract_names_every_implementation_of_the_registry():
     """contract §5 lists the impl names of its time; §6 names the ones added since, each from the registry
     (scripts/impls.py), and no name the registry lacks."""
     import re
-    import sys
     import impls
     text = (ROOT / "docs" / "contract.md").read_text()
     listed = re.search(r"`impl` is one of ([\w, -]+)\.", text)[1].split(", ")
@@ -124,7 +122,8 @@ def test_the_link_checker_finds_a_broken_link_and_a_missing_anchor(tmp_path):
 def generated_pages() -> list[Path]:
     """The pages holding report blocks: the README and docs/."""
     import report
-    return [p for p in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))] if report.BLOCK.search(p.read_text())]
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    return [p for p in pages if report.BLOCK.search(p.read_text())]
 
 
 def test_every_pages_generated_blocks_are_current():
@@ -142,12 +141,15 @@ def test_what_codon_needed_is_counted_from_the_sources(tmp_path):
     import codon_needs
     (tmp_path / "core").mkdir()
     (tmp_path / "a.codon").write_text('# @inline in a comment\n@inline\ndef f(p: Ptr[float]) -> Ptr[float]:\n'
-                                      '    s = "@llvm Ptr[int]"\n    return p\nfrom C import GC_malloc_many(int) -> Ptr[byte]\n')
+                                      '    s = "@llvm Ptr[int]"\n    return p\n'
+                                      'from C import GC_malloc_many(int) -> Ptr[byte]\n')
     (tmp_path / "core" / "b.codon").write_text("@llvm\ndef g(x: Literal[int]) -> int:\n    ret i64 0\n")
     uses = codon_needs.count(tmp_path)
     assert (uses["`@inline`"].count, uses["`Ptr[T]`"].count, uses["`@llvm`"].count) == (1, 3, 1)
-    assert uses["`from C import`"].names == {"GC_malloc_many": 1} and uses["`Literal[T]`"].files == {"core/b.codon": 1}
-    assert "`@inline`" in "\n".join(codon_needs.table(tmp_path)) and "@par" not in "\n".join(codon_needs.table(tmp_path))
+    assert uses["`from C import`"].names == {"GC_malloc_many": 1}
+    assert uses["`Literal[T]`"].files == {"core/b.codon": 1}
+    table = "\n".join(codon_needs.table(tmp_path))
+    assert "`@inline`" in table and "@par" not in table
     readme = (ROOT / "README.md").read_text()
     assert "<!-- report.py: codon-needs -->" in readme
 

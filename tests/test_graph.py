@@ -133,8 +133,8 @@ def graph_layout(m: int) -> list[list[str]]:
 def test_v1_pool_is_made_with_the_graph(codon):
     """v1's pool (NodeGraph[True]) has a sample's nodes when it is made, before the first sample,
     and every sample remakes those same objects, slot by slot: its takes have no allocation path,
-    which made graph v1 2-3% slower when the first sample filled the pool (README, "Graph v3 and
-    v4 on the Intel Xeon"). v0's graph (NodeGraph[False]) starts empty and makes a sample's nodes."""
+    which made graph v1 slower when the first sample filled the pool (docs/findings/graph-v1-pool.md).
+    v0's graph (NodeGraph[False]) starts empty and makes a sample's nodes."""
     for m in [1, 12, 10_000]:
         nodes = str(ref.GRAPH_INPUTS + m + 3 * (m // 4))  # the inputs, an output an op, 3 more a SOFTMAX4
         lines = graph_layout(m)
@@ -144,7 +144,8 @@ def test_v1_pool_is_made_with_the_graph(codon):
 
 def test_tape_ops_take_24_bytes(codon):
     """A tape op (GraphOp) keeps its kind and five ids as 32-bit ints, as the C and Mojo ports do:
-    with Codon's 64-bit int, 48 bytes, graph v3 and v4 were 2% slower on an Intel Xeon (README).
+    with Codon's 64-bit int, 48 bytes, graph v3 and v4 were slower on an Intel Xeon
+    (docs/findings/graph-v3-v4-tapes-and-threads.md).
     The largest graph's ids fit: the --ops maximum's answers are checked in test_largest_graph."""
     assert graph_layout(4)[2] == ["op", "24"]
 

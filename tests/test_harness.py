@@ -459,8 +459,8 @@ def test_parse_record_follows_the_contract():
     with pytest.raises(ValueError, match="keys"):
         bench.parse_record(json.dumps(without_cpu), want)
     graph = {"impl": "c", "workload": "graph", "level": "v2", "ops": 10, "iters": 3, "seed": 42, "threads": 1,
-             "seconds": 0.1, "cpu_seconds": 0.1, "ns_per_iter": 1e3, "ns_per_op": 1e2, "sum_loss": 1.0, "sum_grad_in": 2.0,
-             "sum_grad_all": 3.0}
+             "seconds": 0.1, "cpu_seconds": 0.1, "ns_per_iter": 1e3, "ns_per_op": 1e2, "sum_loss": 1.0,
+             "sum_grad_in": 2.0, "sum_grad_all": 3.0}
     assert bench.sums_of(bench.parse_record(json.dumps(graph), {**want, "iters": 3, "workload": "graph",
                                                                 "ops": 10}), "graph") == (1.0, 2.0, 3.0)
     with pytest.raises(ValueError, match="ops is 10, expected 100"):
@@ -796,7 +796,8 @@ def test_report_reads_the_latest_run_of_every_machine(tmp_path):
                             ("m1", "bench-other.json", "2025-01-01T000000Z"),
                             ("m2", "bench-other.json", "2026-01-01T000000Z")):
         (tmp_path / "raw" / sub).mkdir(parents=True, exist_ok=True)
-        (tmp_path / "raw" / sub / f"{date}{rawfile.SUFFIX}").write_bytes(rawfile.encode(json.loads((FIXTURES / name).read_text())))
+        doc = json.loads((FIXTURES / name).read_text())
+        (tmp_path / "raw" / sub / f"{date}{rawfile.SUFFIX}").write_bytes(rawfile.encode(doc))
     (tmp_path / "raw" / "2025-old-layout.json").write_text("{}")             # ignored: not in a machine folder
     proc = subprocess.run([sys.executable, str(REPORT), "--out", str(tmp_path), "--no-charts"],
                           capture_output=True, text=True, timeout=60, cwd=ROOT)
@@ -1000,7 +1001,7 @@ def test_report_shows_a_gpu_level_between_v4_and_the_baselines(tmp_path):
 
 
 def test_the_gpu_table_has_each_fixed_n_run_and_the_thread_table_its_cpu_over_wall(tmp_path):
-    """gpu_bench.sh's runs (README's v5 section): one row per run at a fixed N with v4 or v5, none for the
+    """gpu_bench.sh's runs (docs/gpu.md): one row per run at a fixed N with v4 or v5, none for the
     calibrated thread scan; v4 over v5 is the ratio of their medians. The thread table says how many CPUs
     each v4 kept busy."""
     import report
@@ -1024,7 +1025,7 @@ def test_the_gpu_table_has_each_fixed_n_run_and_the_thread_table_its_cpu_over_wa
 
 
 def test_a_run_records_the_gpus_nvidia_smi_lists(tmp_path, monkeypatch):
-    """machine.gpus(): what bench.py stores as the run's `gpus` (README: the v5 section)."""
+    """machine.gpus(): what bench.py stores as the run's `gpus` (docs/gpu.md)."""
     fake = tmp_path / "nvidia-smi"
     fake.write_text("#!/bin/sh\necho 'NVIDIA H200, 580.159.04, 143771 MiB'\n")
     fake.chmod(0o755)
@@ -1044,6 +1045,9 @@ def test_prebuilt_tests_run_no_make_and_need_the_program_there(monkeypatch):
     conftest.make("Makefile")
     with pytest.raises(AssertionError, match="AUTOGRAD_PREBUILT=1, and no/such/program is missing"):
         conftest.make("no/such/program")
+    # A port: its program is taken as it is, or the test skips.
+    assert conftest.build_port([sys.executable], "build/autograd-c") is None
+    assert conftest.build_port([str(ROOT / "no/such/port")], "build/autograd-c") == "not in the prebuilt folder"
 
 
 def test_readme_blocks_are_regenerated_from_the_raw_file_they_name(tmp_path):
@@ -1098,7 +1102,8 @@ def test_report_states_the_half_width_of_its_paired_intervals_and_the_pairs_of_a
     assert "±7.5% at the median of its 2 paired ratios between compiled programs" in line, line
     assert "±10.0% at the median of all 3" in line and "123 s in all" in line and "7 rounds" in line
     e = {"ratios": [1.0] * 3, "median": 1.0, "interval": [0.9, 1.2], "read": "tie"}
-    assert report.reading(e, pairs=7) == "≈1.00 [0.90, 1.20] (3 pairs)" and report.reading(e, pairs=3) == "≈1.00 [0.90, 1.20]"
+    assert report.reading(e, pairs=7) == "≈1.00 [0.90, 1.20] (3 pairs)"
+    assert report.reading(e, pairs=3) == "≈1.00 [0.90, 1.20]"
 
 
 # --- scripts/modes.py: one cell's paired ratios, split by how fast both runs were ---------------

@@ -10,7 +10,6 @@ backward indexes val and grad with no negative-index test (its ids unsigned: por
 lines ("Lanes on cache lines"), and that softplus v3's backward takes no row views in its loop over the ops."""
 import os
 import platform
-import re
 import shlex
 import subprocess
 import sys
@@ -36,7 +35,8 @@ print("width", WIDTH)
 bt = softplus.simd.new_batch_tape()
 bx, by = softplus.simd.batch_leaf(bt), softplus.simd.batch_leaf(bt)
 softplus.simd.fill_inputs(bt.val[bx], bt.val[by], 42, 0, softplus.simd.BATCH)
-bf = softplus.simd.batch_push_softplus(bt, softplus.simd.batch_push_prod(bt, softplus.simd.batch_push_sum(bt, bx, by), bx))
+bs = softplus.simd.batch_push_sum(bt, bx, by)
+bf = softplus.simd.batch_push_softplus(bt, softplus.simd.batch_push_prod(bt, bs, bx))
 softplus.simd.batch_backward(bt, bf)
 body = "\\n".join(softplus.simd.batch_backward.inspect_asm().values()).split("_ZN7cpython")[0]
 print("softplus_backward_refcounts", len(re.findall(r"\\$NRT_(?:incref|decref)", body)))

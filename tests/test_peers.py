@@ -21,7 +21,8 @@ import reference
 from impls import DEFAULT, SEQUENTIAL
 
 ROOT = Path(__file__).resolve().parent.parent
-PEERS = {name: ROOT / "peers" / f"{name.replace('-', '_')}_peer.py" for name in ("numpy", "jax", "torch", "torch-compile")}
+PEERS = {name: ROOT / "peers" / f"{name.replace('-', '_')}_peer.py"
+         for name in ("numpy", "jax", "torch", "torch-compile")}
 PORT = ROOT / "ports" / "python" / "autograd.py"
 REGISTRY = {i.name: i for i in DEFAULT}
 # The graph levels each peer's registry entry lists, and the tolerance each is held to (G4).

@@ -8,7 +8,6 @@ import re
 import platform
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -124,7 +123,7 @@ def libmvec_imports(program: list[str]) -> set[str] | None:
 def check_libmvec_calls(program: list[str], width: int, label: str):
     """The program calls the libmvec variant of the width it reports, and no other: gcc picks the variant by
     the vector width its tuning prefers, which can be narrower than the target's (the Makefile's
-    NO_PREFER_256; README, "Vector width and CPU targets")."""
+    NO_PREFER_256; docs/targets.md)."""
     if shutil.which("nm") is None:
         pytest.skip("needs nm (Debian package binutils)")
     calls = libmvec_imports(program)

@@ -1,7 +1,6 @@
 # Baselines `fused` and `fused-simd` (not levels): the same math written out by hand with no
 # tape or graph, scalar (the floor that the v2 tape can approach) and over batches with v3's
 # vector math and lane sums (the floor for v3 and v4).
-import numpy as np
 from numba import njit
 
 from core.rng import sample

@@ -10,7 +10,6 @@
 # tape in registers (README).
 from collections import namedtuple
 
-import numpy as np
 from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
