@@ -868,8 +868,7 @@ def paired_fastest(group: list[Pair], by_pair: dict[int, dict[str, Any]]) -> Pai
     """A cell's fastest, by its adjacent runs: the one of smallest median per sample is the first guess,
     and whichever beats it by most in their paired ratios (a median below 1.00) takes its place. The
     medians of separate runs can disagree with the pairs when the machine's speed drifts from round to
-    round: in the Zen 4's run of 2026-12-04 C's softplus v1 had the smaller median (59.0 ns against Mojo's
-    62.3), yet Mojo / C was 0.95 paired, and Codon / C 1.00 where Codon / Mojo was 1.07 [1.04, 1.08]."""
+    round (tests/test_harness.py replays such a run: docs/benchmarking.md)."""
     first = min(group, key=lambda p: by_pair[id(p)]["ns_per_iter"])
     best, best_median = first, 1.0
     for p in group:
