@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/rng.c"
 #include "core/ops.c"
@@ -132,6 +133,26 @@ static double cpu_clock(const char *level)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Refuses a graph run whose tapes cannot fit in this machine's memory (docs/contract-graph.md),
+ * before any is allocated: the most any requested level's tapes take (tapes_bytes) against the
+ * physical memory. A machine whose sysconf cannot tell is not refused. */
+static void check_memory(const Options *opts)
+{
+    uint64_t need = 0;
+    for (int k = 0; k < opts->n_levels; k++) {
+        uint64_t bytes = tapes_bytes(opts->levels[k], opts->ops, opts->iters, opts->threads);
+        if (bytes > need)
+            need = bytes;
+    }
+    long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page_size <= 0)
+        return;
+    uint64_t have = (uint64_t)pages * (uint64_t)page_size, mib = UINT64_C(1) << 20;
+    if (need > have)
+        usage_error("the tapes of --ops %d need at least %" PRIu64 " MiB, more than this machine's memory (%" PRIu64
+                    " MiB)", opts->ops, (need + mib - 1) / mib, have / mib);
+}
+
 /* The graph workload (docs/contract-graph.md): each level, timed, one line each. */
 static void run_graph(const Options *opts)
 {
@@ -212,6 +233,7 @@ int main(int argc, char **argv)
     } else if (opts.mode == EVAL) {
         evaluate(&opts);
     } else if (strcmp(opts.workload, "graph") == 0) {
+        check_memory(&opts);
         run_graph(&opts);
     } else {
         run(&opts);

@@ -14,3 +14,16 @@ static GraphSums run_graph_v4(uint64_t seed, int m, int64_t n, int threads)
     free(partial);
     return total;
 }
+
+/* The least memory `level`'s tapes take at M ops, N samples and T threads: a node's val and grad
+ * doubles, 16 bytes, in each lane (GRAPH_BATCH at v3 and v4) of each tape (v4: one for each thread
+ * with a batch; the others allocate nothing, run_graph_batches). The ops and saved lanes come on
+ * top; v0 and v1's node objects are counted as tape entries (docs/contract-graph.md). */
+static uint64_t tapes_bytes(const char *level, int m, int64_t n, int threads)
+{
+    bool batched = strcmp(level, "v3") == 0 || strcmp(level, "v4") == 0;
+    uint64_t lanes = batched ? GRAPH_BATCH : 1;
+    int64_t batches = n_graph_batches(n);
+    uint64_t tapes = strcmp(level, "v4") == 0 ? (uint64_t)(threads < batches ? threads : batches) : 1;
+    return tapes * lanes * (uint64_t)n_nodes(m) * 16;
+}
