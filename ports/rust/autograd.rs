@@ -38,7 +38,7 @@ use crate::graph::objects::run_graph_v0;
 use crate::graph::pool::run_graph_v1;
 use crate::graph::tape::run_graph_v2;
 use crate::graph::simd::run_graph_v3;
-use crate::graph::threads::run_graph_v4;
+use crate::graph::threads::{run_graph_v4, tapes_bytes};
 
 const VERSION_TEXT: &str = "autograd (rust) 0.1.0";
 const HELP_TEXT: &str = "usage: autograd [--level v0|v1|v2|v3|v4|fused|fused-simd|all] [--iters N] [--seed S]
@@ -69,6 +69,7 @@ optimization level and prints the time and the checksums. Workloads:
 unsafe extern "C" {
     fn sched_getaffinity(pid: i32, cpusetsize: usize, mask: *mut u64) -> i32;
     fn clock_gettime(clockid: i32, tp: *mut Timespec) -> i32;
+    fn sysconf(name: i32) -> i64;
 }
 
 /// glibc's struct timespec on x86-64 Linux.
@@ -154,6 +155,31 @@ impl From<WorkerFailed> for Failure {
     }
 }
 
+const SC_PAGESIZE: i32 = 30; // sysconf's names on Linux (glibc and musl)
+const SC_PHYS_PAGES: i32 = 85;
+const MIB: u64 = 1 << 20;
+
+/// Refuses a graph run whose tapes cannot fit in this machine's memory (docs/contract-graph.md),
+/// before any is allocated: the most any requested level's tapes take (tapes_bytes) against the
+/// physical memory. A machine whose sysconf cannot tell is not refused.
+fn check_memory(opts: &Options) -> Result<(), UsageError> {
+    let need = opts.levels.iter().map(|&level| tapes_bytes(level, opts.ops, opts.iters, opts.threads)).max();
+    // SAFETY: sysconf only reads the name it is given.
+    let (pages, page_size) = unsafe { (sysconf(SC_PHYS_PAGES), sysconf(SC_PAGESIZE)) };
+    if pages <= 0 || page_size <= 0 {
+        return Ok(());
+    }
+    let have = pages as u64 * page_size as u64;
+    let need = need.unwrap_or(0);
+    if need > have {
+        return Err(UsageError(format!(
+            "the tapes of --ops {} need at least {} MiB, more than this machine's memory ({} MiB)",
+            opts.ops, need.div_ceil(MIB), have / MIB
+        )));
+    }
+    Ok(())
+}
+
 /// The graph workload (docs/contract-graph.md): each level, timed, one line each.
 fn run_graph(opts: &Options) -> Result<(), Failure> {
     if !opts.json {
@@ -224,7 +250,10 @@ fn real_main() -> Result<(), Failure> {
             emit(&target_text())?
         }
         Mode::Eval => evaluate(&opts)?,
-        Mode::Run if opts.workload == "graph" => run_graph(&opts)?,
+        Mode::Run if opts.workload == "graph" => {
+            check_memory(&opts)?;
+            run_graph(&opts)?
+        }
         Mode::Run => run(&opts)?,
     }
     Ok(())
