@@ -25,6 +25,7 @@ const run_graph_v1 = @import("graph/pool.zig").run_graph_v1;
 const run_graph_v2 = @import("graph/tape.zig").run_graph_v2;
 const run_graph_v3 = @import("graph/simd.zig").run_graph_v3;
 const run_graph_v4 = @import("graph/threads.zig").run_graph_v4;
+const tapes_bytes = @import("graph/threads.zig").tapes_bytes;
 const Level = @import("cli/args.zig").Level;
 const Options = @import("cli/args.zig").Options;
 const Usage = @import("cli/args.zig").Usage;
@@ -109,6 +110,24 @@ fn cpu_clock(io: std.Io, level: Level) std.Io.Timestamp {
     return clock.now(io);
 }
 
+extern "c" fn sysconf(name: c_int) c_long;
+const SC_PAGESIZE: c_int = 30; // sysconf's names on Linux (glibc and musl)
+const SC_PHYS_PAGES: c_int = 85;
+const MIB: u64 = 1 << 20;
+
+/// Refuses a graph run whose tapes cannot fit in this machine's memory (docs/contract-graph.md),
+/// before any is allocated: the most any requested level's tapes take (tapes_bytes) against the
+/// physical memory. A machine whose sysconf cannot tell is not refused.
+fn check_memory(usage: *Usage, opts: Options) error{Usage}!void {
+    var need: u64 = 0;
+    for (opts.levels) |level| need = @max(need, tapes_bytes(level, opts.ops, opts.iters, opts.threads));
+    const pages = sysconf(SC_PHYS_PAGES);
+    const page_size = sysconf(SC_PAGESIZE);
+    if (pages <= 0 or page_size <= 0) return;
+    const have = @as(u64, @intCast(pages)) * @as(u64, @intCast(page_size));
+    if (need > have) return usage.fail("the tapes of --ops {d} need at least {d} MiB, more than this machine's memory ({d} MiB)", .{ opts.ops, (need + MIB - 1) / MIB, have / MIB });
+}
+
 /// The graph workload (docs/contract-graph.md): each level, timed, one line each.
 fn run_graph(io: std.Io, gpa: Allocator, out: *std.Io.Writer, opts: Options) RunError!void {
     if (!opts.json) {
@@ -190,6 +209,7 @@ pub fn main(init: std.process.Init) u8 {
     // stderr and exit status 1, not 2: the command line was fine. Every write and flush returns
     // error.WriteFailed then (the buffer hides most failures until the flush).
     const write_failed = "cannot write to standard output";
+    if (opts.mode == .run and opts.workload == .graph) check_memory(&usage, opts) catch return fail_exit(io, usage.message, 2);
     switch (opts.mode) {
         .help => out.writeAll(HELP_TEXT) catch return fail_exit(io, write_failed, 1),
         .version => out.writeAll(VERSION_TEXT ++ "\n" ++ target_text ++ "\n") catch return fail_exit(io, write_failed, 1),

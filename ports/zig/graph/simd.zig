@@ -24,7 +24,7 @@ const GraphOp = @import("tape.zig").GraphOp;
 
 // Lanes per var, a multiple of every vector width. A batch's vals and grads take
 // n_nodes * GRAPH_BATCH * 16 bytes: 4.5 MB at 16 lanes and 10,000 ops, past L2, in L3.
-const GRAPH_BATCH = 16;
+pub const GRAPH_BATCH = 16;
 comptime {
     std.debug.assert(GRAPH_BATCH % WIDTH == 0);
     std.debug.assert(GRAPH_BATCH * @sizeOf(f64) % ALIGN == 0); // so every var's lanes start on a cache line

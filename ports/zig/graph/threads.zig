@@ -3,9 +3,12 @@
 const std = @import("std");
 const Allocator = std.mem.Allocator;
 const GraphSums = @import("recipe.zig").GraphSums;
+const n_nodes = @import("recipe.zig").n_nodes;
+const GRAPH_BATCH = @import("simd.zig").GRAPH_BATCH;
 const n_graph_batches = @import("simd.zig").n_graph_batches;
 const run_graph_batches = @import("simd.zig").run_graph_batches;
 const MAX_THREADS = @import("../cli/args.zig").MAX_THREADS;
+const Level = @import("../cli/args.zig").Level;
 
 fn graph_v4_worker(gpa: Allocator, seed: u64, m: usize, n: u64, first_batch: u64, end_batch: u64, out: *Allocator.Error!GraphSums) void {
     out.* = run_graph_batches(gpa, seed, m, n, first_batch, end_batch);
@@ -35,4 +38,14 @@ pub fn run_graph_v4(gpa: Allocator, seed: u64, m: usize, n: u64, threads: usize)
     var total: GraphSums = .{};
     for (partial[0..threads]) |sums| total = total.add(try sums);
     return total;
+}
+
+/// The least memory `level`'s tapes take at M ops, N samples and T threads: a node's val and grad
+/// doubles, 16 bytes, in each lane (GRAPH_BATCH at v3 and v4) of each tape (v4: one for each thread
+/// with a batch; the others allocate nothing, run_graph_batches). The ops and saved lanes come on
+/// top; v0 and v1's node objects are counted as tape entries (docs/contract-graph.md).
+pub fn tapes_bytes(level: Level, m: usize, n: u64, threads: usize) u64 {
+    const lanes: u64 = if (level == .v3 or level == .v4) GRAPH_BATCH else 1;
+    const tapes: u64 = if (level == .v4) @min(@as(u64, threads), n_graph_batches(n)) else 1;
+    return tapes * lanes * @as(u64, n_nodes(m)) * 16;
 }
