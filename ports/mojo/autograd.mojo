@@ -29,7 +29,7 @@ from graph.objects import run_graph_v0
 from graph.pool import run_graph_v1
 from graph.tape import run_graph_v2
 from graph.simd import run_graph_v3
-from graph.threads import run_graph_v4
+from graph.threads import run_graph_v4, tapes_bytes
 
 comptime VERSION_TEXT = "autograd (mojo) 0.1.0"
 comptime HELP_TEXT = """usage: autograd [--level v0|v1|v2|v3|v4|fused|fused-simd|all] [--iters N] [--seed S]
@@ -117,6 +117,28 @@ def run_graph_level(level: String, seed: UInt64, m: Int, n: Int, threads: Int) -
     return run_graph_v4(seed, m, n, threads)
 
 
+comptime SC_PAGESIZE = 30  # sysconf's names on Linux (glibc and musl)
+comptime SC_PHYS_PAGES = 85
+comptime MIB = 1 << 20
+
+
+def check_memory(opts: Options) raises:
+    """Refuses a graph run whose tapes cannot fit in this machine's memory (docs/contract-graph.md),
+    before any is allocated: the most any requested level's tapes take (tapes_bytes) against the
+    physical memory. A machine whose sysconf cannot tell is not refused."""
+    var need = 0
+    for k in range(len(opts.levels)):
+        need = max(need, tapes_bytes(opts.levels[k], opts.ops, opts.iters, opts.threads))
+    var pages = external_call["sysconf", Int](Int32(SC_PHYS_PAGES))
+    var page_size = external_call["sysconf", Int](Int32(SC_PAGESIZE))
+    if pages <= 0 or page_size <= 0:
+        return
+    var have = pages * page_size
+    if need > have:
+        raise Error("the tapes of --ops " + String(opts.ops) + " need at least " + String((need + MIB - 1) // MIB)
+                    + " MiB, more than this machine's memory (" + String(have // MIB) + " MiB)")
+
+
 def run_graph(opts: Options):
     """The graph workload (docs/contract-graph.md): each level, timed, one line each."""
     if not opts.json:
@@ -182,6 +204,7 @@ def main():
         elif opts.mode == EVAL:
             evaluate(opts)
         elif opts.workload == "graph":
+            check_memory(opts)
             run_graph(opts)
         else:
             run(opts)

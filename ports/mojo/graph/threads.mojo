@@ -4,8 +4,8 @@
 
 from std.memory import Pointer
 from std.sys import size_of
-from graph.recipe import GraphSums
-from graph.simd import run_graph_batches, n_graph_batches
+from graph.recipe import GraphSums, n_nodes
+from graph.simd import run_graph_batches, n_graph_batches, GRAPH_BATCH
 from softplus.threads import spawn_all
 
 
@@ -37,3 +37,13 @@ def run_graph_v4(seed: UInt64, m: Int, n: Int, threads: Int) -> GraphSums:
     for t in range(threads):
         total = total + parts[t].out
     return total
+
+
+def tapes_bytes(level: String, m: Int, n: Int, threads: Int) -> Int:
+    """The least memory `level`'s tapes take at M ops, N samples and T threads: a node's val and
+    grad doubles, 16 bytes, in each lane (GRAPH_BATCH at v3 and v4) of each tape (v4: one for each
+    thread with a batch; the others allocate nothing, run_graph_batches). The ops and saved lanes
+    come on top; v0 and v1's node objects are counted as tape entries (docs/contract-graph.md)."""
+    var lanes = GRAPH_BATCH if level == "v3" or level == "v4" else 1
+    var tapes = min(threads, n_graph_batches(n)) if level == "v4" else 1
+    return tapes * lanes * n_nodes(m) * 16
