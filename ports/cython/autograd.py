@@ -35,7 +35,7 @@ try:   # the extension modules, from the build folder at sys.path[0]
     from graph.pool import run_graph_v1
     from graph.tape import run_graph_v2
     from graph.simd import run_graph_v3
-    from graph.threads import run_graph_v4
+    from graph.threads import run_graph_v4, tapes_bytes
 except ImportError as e:
     sys.stderr.write(f"error: the Cython port's modules are not on the path ({e}): run the program make "
                      "writes beside them, build/cython/autograd.py (make build/cython/autograd.py)\n")
@@ -94,7 +94,7 @@ def run_graph_level(level, seed, m, threads):
 
 
 PROGRAM = Program(IMPL, lambda: VERSION_TEXT + "\n" + target_text(), HELP_TEXT, HAVE, run_level, run_graph_level,
-                  eval_point)
+                  eval_point, tapes_bytes)
 
 if __name__ == "__main__":
     main(PROGRAM)

@@ -131,8 +131,14 @@ def eval_point(x, y):
     return tape.eval_point(x, y)
 
 
+def tapes_bytes(level, m, n, threads):
+    """The least memory a graph level's tapes take (graph.threads), imported on first use."""
+    from graph import threads as graph_threads
+    return graph_threads.tapes_bytes(level, m, n, threads)
+
+
 PROGRAM = Program(IMPL, lambda: VERSION_TEXT + "\n" + target_text(), HELP_TEXT, HAVE, run_level, run_graph_level,
-                  eval_point)
+                  eval_point, tapes_bytes)
 
 if __name__ == "__main__":
     main(PROGRAM)

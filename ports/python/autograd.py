@@ -25,7 +25,7 @@ from softplus.tape import run_v2, eval_point
 from softplus.fused import run_fused
 from graph.objects import run_graph_v0
 from graph.pool import run_graph_v1
-from graph.tape import run_graph_v2
+from graph.tape import run_graph_v2, tapes_bytes
 
 # Each workload this port has, and its levels (cli.args.parse refuses the others): no
 # vector math or parallel threads here for v3, v4 and fused-simd.
@@ -109,7 +109,8 @@ def run_graph_level(level, seed, m, threads):
     return warm_up(lambda n: go(seed, m, n), "graph", m)
 
 
-PROGRAM = Program(IMPL, lambda: VERSION_TEXT, HELP_TEXT, HAVE, run_level, run_graph_level, eval_point)
+PROGRAM = Program(IMPL, lambda: VERSION_TEXT, HELP_TEXT, HAVE, run_level, run_graph_level, eval_point,
+                  tapes_bytes)
 
 if __name__ == "__main__":
     main(PROGRAM)

@@ -5,8 +5,9 @@ from cython.parallel cimport prange
 from libc.stdint cimport uint64_t, int64_t
 from libc.stdlib cimport free
 from core.vmath cimport alloc_or_die
-from graph.recipe cimport GraphSums, graph_sums_add, as_tuple
+from graph.recipe cimport GraphSums, graph_sums_add, as_tuple, n_nodes
 from graph.simd cimport run_graph_batches, n_graph_batches
+from graph.lanes cimport GRAPH_BATCH
 
 
 def run_graph_v4(uint64_t seed, int m, int64_t n, int threads):
@@ -20,3 +21,13 @@ def run_graph_v4(uint64_t seed, int m, int64_t n, int threads):
         total = graph_sums_add(total, partial[t])
     free(partial)
     return as_tuple(total)
+
+
+def tapes_bytes(level, int m, int64_t n, int threads):
+    """The least memory `level`'s tapes take at M ops, N samples and T threads: a node's val and
+    grad doubles, 16 bytes, in each lane (GRAPH_BATCH at v3 and v4) of each tape (v4: one for each
+    thread with a batch; the others allocate nothing, run_graph_batches). The ops and saved lanes
+    come on top; v0 and v1's node objects are counted as tape entries (docs/contract-graph.md)."""
+    cdef int64_t lanes = GRAPH_BATCH if level in ("v3", "v4") else 1
+    cdef int64_t tapes = min(<int64_t>threads, n_graph_batches(n)) if level == "v4" else 1
+    return tapes * lanes * n_nodes(m) * 16

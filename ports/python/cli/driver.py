@@ -1,5 +1,5 @@
 # The entry's work, the part of autograd.codon after its imports (cpus_available, cpu_clock,
-# run_graph, run, evaluate, main), once for every Python-launched port: the CPython port
+# check_memory, run_graph, run, evaluate, main), once for every Python-launched port: the CPython port
 # (and PyPy), Cython and Numba. Each port's autograd.py says what it has (a Program: its
 # name, help and version text, its levels and how to run one) and calls main(program).
 import math
@@ -23,6 +23,7 @@ class Program(NamedTuple):
     softplus: Callable                 # (level, seed, threads) -> go(n) -> (f, dx, dy), ready before the clock
     graph: Callable                    # (level, seed, ops, threads) -> go(n) -> (loss, grad_in, grad_all)
     eval_point: Callable               # (x, y) -> (f, dfdx, dfdy), through the softplus v2 tape
+    tapes_bytes: Callable              # (level, ops, n, threads) -> the least bytes its graph tapes take
 
 
 def cpus_available():
@@ -49,6 +50,26 @@ def timed(level, go, n):
     cpu_seconds = (cpu_now() - cpu_start) / 1e9
     seconds = (time.monotonic_ns() - start) / 1e9
     return out, seconds, cpu_seconds
+
+
+MIB = 2**20
+
+
+def check_memory(program, opts):
+    """Refuses a graph run whose tapes cannot fit in this machine's memory (docs/contract-graph.md),
+    before any is allocated: the most any requested level's tapes take (the port's tapes_bytes)
+    against the physical memory. A machine whose sysconf cannot tell is not refused."""
+    need = max(program.tapes_bytes(level, opts.ops, opts.iters, opts.threads) for level in opts.levels)
+    try:
+        pages, page_size = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGESIZE")
+    except (AttributeError, ValueError, OSError):
+        return
+    if pages <= 0 or page_size <= 0:
+        return
+    have = pages * page_size
+    if need > have:
+        raise UsageError(f"the tapes of --ops {opts.ops} need at least {-(-need // MIB)} MiB, "
+                         f"more than this machine's memory ({have // MIB} MiB)")
 
 
 def run_graph(program, opts):
@@ -109,6 +130,7 @@ def main(program):
         elif opts.mode == EVAL:
             evaluate(program, opts)
         elif opts.workload == "graph":
+            check_memory(program, opts)
             run_graph(program, opts)
         else:
             run(program, opts)

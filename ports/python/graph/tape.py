@@ -117,3 +117,11 @@ def run_graph_v2(seed, m, n):
         tape.backward()
         total = total + tape.sums()
     return total
+
+
+def tapes_bytes(level, m, n, threads):
+    """The least memory a graph level's tape takes at M ops (cli.driver's check_memory): a node's
+    val and grad doubles, 16 bytes, in the one tape of every level this port has (the Codon
+    program's graph/threads tapes_bytes at one lane and one tape; v0 and v1's node objects are
+    counted as tape entries, docs/contract-graph.md). The ops and saved values come on top."""
+    return n_nodes(m) * 16
