@@ -275,3 +275,29 @@ def test_graph_v4_threads_beyond_the_batches_allocate_nothing(impl, codon):
     assert got["threads"] == 1024
     for key in ("sum_loss", "sum_grad_in", "sum_grad_all"):
         assert ref.rel_diff(got[key], want[key]) <= ref.GRAPH_BATCHED_RTOL, (key, got[key], want[key])
+
+
+# Graph tapes that cannot fit in memory: 16,384 samples are 1,024 batches of 16, so each of 1,024 v4 threads
+# holds a tape of 10^6 ops, 1,750,100 nodes of 16 lanes of val and grad: 437,525 MiB. Refused (exit 2, one
+# error line, nothing on stdout) before any tape is allocated, so within seconds; under the address-space
+# limit a program that went on would fail at its first tapes rather than take the machine's memory.
+TAPES_BEYOND_MEMORY = ["--workload", "graph", "--ops", "1000000", "--level", "all", "--iters", "16384",
+                       "--threads", "1024"]
+REFUSAL_SECONDS = 20
+
+
+def test_graph_tapes_beyond_memory_are_refused(impl):
+    if "v4" not in impl.graph_levels:
+        pytest.skip(f"{impl.name} has no graph v4: one tape of its levels fits")
+    m, n, threads, batch = 1_000_000, 16_384, 1024, 16
+    need = min(threads, -(-n // batch)) * batch * (100 + m + 3 * (m // 4)) * 16
+    have = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGESIZE")
+    if need <= have:
+        pytest.skip(f"this machine's {have // 2**20} MiB hold the {need // 2**20} MiB of tapes")
+    proc = subprocess.run(WITH_LIMITED_ADDRESS_SPACE + impl.argv + TAPES_BEYOND_MEMORY, capture_output=True,
+                          text=True, timeout=REFUSAL_SECONDS)
+    assert proc.returncode == 2, (impl.name, proc.stderr[-2000:])
+    assert proc.stdout == ""
+    assert proc.stderr.splitlines() == [
+        f"error: the tapes of --ops {m} need at least {-(-need // 2**20)} MiB, more than this machine's memory "
+        f"({have // 2**20} MiB)"]
