@@ -48,7 +48,7 @@ CONSTRUCTS = [
     Construct("`@kernel`", "decorator", "kernel", "a GPU kernel (v5)"),
     Construct("`from C import`", "c-import", "",
               "calling C directly: the Boehm collector's allocation and pause calls, libc's number formatting "
-              "and parsing, clocks, OpenMP and the CUDA driver"),
+              "and parsing, clocks, the machine's memory size, OpenMP and the CUDA driver"),
 ]
 
 
