@@ -1,0 +1,69 @@
+"""The peers' command line (peers/*_peer.py): bad input refused as the contract says, with no library needed;
+--help, --version and a level a peer lacks; and their known answers, skipped where the library is missing.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+
+import pytest
+
+import reference
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import bench  # noqa: E402
+
+
+PEERS = {"numpy": ROOT / "peers" / "numpy_peer.py", "jax": ROOT / "peers" / "jax_peer.py",
+         "torch": ROOT / "peers" / "torch_peer.py"}
+
+
+PEER_LEVEL = {"numpy": "fused-simd", "jax": "v3", "torch": "v3"}
+
+
+@pytest.mark.parametrize("peer", sorted(PEERS))
+@pytest.mark.parametrize("args", [["--iters", "0"], ["--iters", "1e3"], ["--seed", "18446744073709551616"],
+                                  ["--json", "--json"], ["--level"], ["--level", "v9"], ["--level=v3"],
+                                  ["--eval", "1"], ["--eval", "inf", "1"], ["--eval", "1", "2", "--iters", "3"],
+                                  ["--help", "--json"], ["-h"], ["--threads", "1025"]])
+def test_peer_bad_input(peer, args):
+    proc = subprocess.run([sys.executable, str(PEERS[peer]), *args], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("peer", sorted(PEERS))
+def test_peer_help_version_and_missing_level(peer):
+    help_ = subprocess.run([sys.executable, str(PEERS[peer]), "--help"], capture_output=True, text=True, timeout=60)
+    assert help_.returncode == 0 and help_.stdout.startswith("usage:") and help_.stderr == ""
+    version = subprocess.run([sys.executable, str(PEERS[peer]), "--version"], capture_output=True, text=True,
+                             timeout=60)
+    assert version.returncode == 0 and f"({peer} peer)" in version.stdout
+    lacking = subprocess.run([sys.executable, str(PEERS[peer]), "--level", "v0"], capture_output=True, text=True,
+                             timeout=60)
+    assert lacking.returncode == 2 and lacking.stdout == ""
+    assert lacking.stderr == "error: level v0 is not implemented by this program\n"
+
+
+@pytest.mark.parametrize("peer", sorted(PEERS))
+def test_peer_known_answers(peer):
+    if importlib.util.find_spec(peer) is None:
+        pytest.skip(f"{peer} is not installed (make peers)")
+    for n in (3, 1000):
+        proc = subprocess.run([sys.executable, str(PEERS[peer]), "--iters", str(n), "--json"],
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        (rec,) = [json.loads(ln) for ln in proc.stdout.splitlines()]
+        assert list(rec) in (bench.KEYS["softplus"], bench.OLD_SOFTPLUS_KEYS)
+        assert (rec["impl"], rec["level"], rec["iters"], rec["threads"]) == (peer, PEER_LEVEL[peer], n, 1)
+        for got, want in zip(bench.sums_of(rec), reference.KNOWN_SUMS[n]):
+            assert reference.rel_diff(got, float(want)) <= reference.BATCHED_RTOL
+    x, y = 0.75, -1.5
+    proc = subprocess.run([sys.executable, str(PEERS[peer]), "--eval", str(x), str(y), "--json"],
+                          capture_output=True, text=True, timeout=300)
+    rec = json.loads(proc.stdout)
+    for got, want in zip((rec["f"], rec["dfdx"], rec["dfdy"]), reference.point(x, y)):
+        assert reference.rel_diff(got, want) <= 1e-14
