@@ -147,7 +147,7 @@ def test_bench_ci_fails_a_v4_doing_the_work_of_one_thread(tmp_path):
         (tmp_path / str(attempt)).mkdir()
         proc, doc = run_bench(tmp_path / str(attempt), one, extra=("--ci", "--budget-pairs", "6", "--threads", "2"),
                               sizes=("--iters", "2000", "--verify-iters", "500", "--repeats", "1", "--timeout", "20"))
-        if "v4 budgets (2): other processes kept" not in proc.stdout:
+        if "other processes kept" not in proc.stdout:          # v4 budgets or every timed one skipped
             break
     else:
         pytest.skip("the machine was busy in all three runs: " + next(
