@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -49,8 +50,27 @@ def test_machine_slug_and_facts():
 def test_steal_is_read_per_second_of_wall_time():
     assert machine.steal((0.0, 10.0, 1.0, 5.0), (2.0, 13.0, 2.0, 6.0)) == 0.5     # 1 s stolen over 2 s
     assert machine.steal((0.0, 10.0, 1.0), (2.0, 13.0, 2.0)) is None              # no steal reading
-    reading = machine.cpu_clock()
-    assert reading is None or (len(reading) == 4 and reading[3] >= 0)
+
+
+# /proc/stat's first line: user nice system idle iowait irq softirq steal guest guest_nice, in clock ticks.
+PROC_STAT = "cpu  1000 20 300 9000 400 5 60 70 800 900\ncpu0 500 10 150 4500 200 2 30 35 400 450\nintr 1 2\n"
+
+
+def test_the_cpu_clock_reads_busy_and_steal_from_proc_stat(tmp_path, monkeypatch):
+    """cpu_clock() on a given /proc/stat, wherever the tests run: busy is every column but idle and iowait
+    (steal included; guest time is already in user), steal its own column, both in seconds of SC_CLK_TCK;
+    None where the file is absent or unreadable."""
+    stat = tmp_path / "stat"
+    monkeypatch.setattr(machine, "Path", lambda p: stat if p == "/proc/stat" else Path(p))
+    stat.write_text(PROC_STAT)
+    hz = os.sysconf("SC_CLK_TCK")
+    wall, busy, own, steal = machine.cpu_clock()
+    assert busy == pytest.approx((1000 + 20 + 300 + 5 + 60 + 70) / hz) and steal == pytest.approx(70 / hz)
+    assert own >= 0 and abs(wall - time.monotonic()) < 1
+    stat.write_text("cpu  garbage\n")
+    assert machine.cpu_clock() is None
+    stat.unlink()
+    assert machine.cpu_clock() is None
 
 
 def test_a_neighbour_spinning_on_a_cpu_reads_as_other_load():
