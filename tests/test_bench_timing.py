@@ -97,16 +97,6 @@ def test_an_entry_with_rounds_alone_is_calibrated_and_timed_in_fewer_rounds(tmp_
     assert len(slower["paired"]["ratios"]) == 2, (capped.get("paired"), codon.get("paired"))
 
 
-def test_every_peer_that_compiles_in_each_process_has_its_rounds_capped():
-    """JAX and PyTorch start for seconds in every process (JAX compiles its graph each time): uncapped,
-    70 rounds of JAX alone took make bench past an hour on the Zen 3. Only NumPy starts fast."""
-    import impls
-    slow_start = [i for i in impls.DEFAULT if i.kind == "peer" and i.module in ("jax", "torch")]
-    assert {i.name for i in slow_start} >= {"jax", "torch", "torch-compile"}
-    assert all(i.rounds is not None and i.rounds <= 15 for i in slow_start), \
-        [(i.name, i.rounds) for i in slow_start]
-
-
 def test_v4_is_timed_at_every_power_of_two_threads_and_the_most(tmp_path):
     entry = fake("good", "ns=100", "levels=v2,v3,v4", name="codon", kind="codon", levels=("v2", "v3", "v4"))
     proc, doc = run_bench(tmp_path, entry, extra=("--threads", "6"))
