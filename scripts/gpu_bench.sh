@@ -14,6 +14,9 @@
 #   bash scripts/gpu_bench.sh       # there, with build-gpu/ carried along (or the tarball unpacked)
 #
 # A build folder made by `make` on the GPU machine itself works too: scripts/gpu_bench.sh BUILD.
+# SCAN_IMPLS=a,b,... names the programs of step 3; SCAN_FLAGS='...' adds scripts/bench.py flags to its
+# run, after the script's own (the later flag wins): tests/test_gpu.py scans briefly with it on a machine
+# without a device. Unset, step 3 is the full scan.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build-gpu}
@@ -58,6 +61,6 @@ step "the thread scan of the compiled programs"
 impls=codon   # and every port in the bundle; SCAN_IMPLS=a,b,... names others
 for p in c zig rust; do [ -x "$BUILD/autograd-$p" ] && impls+=",$p"; done
 timeout 240 "$PY" scripts/bench.py --impls "${SCAN_IMPLS:-$impls}" --workloads softplus,graph --levels v3,v4 \
-  --no-build --build-dir "$BUILD" --repeats 5 --min-time 0.1 --results-dir "$RESULTS" || status=1
+  --no-build --build-dir "$BUILD" --repeats 5 --min-time 0.1 --results-dir "$RESULTS" ${SCAN_FLAGS:-} || status=1
 step "done (status $status)"
 exit $status

@@ -199,7 +199,10 @@ def test_v5_on_the_device_matches_v4_and_the_kernel_on_the_cpu(codon, on_cpu, n)
 
 @pytest.mark.skipif(not NO_DEVICE, reason="a real device: the script's v5 runs take minutes")
 def test_the_device_script_skips_v5_without_a_device_and_still_scans_the_threads(codon, tmp_path):
-    env = dict(os.environ, RESULTS=str(tmp_path), PYTHON=sys.executable, SCAN_IMPLS="codon")
+    # SCAN_FLAGS: one round of runs of 0.01 s, at 100 ops a graph sample (the script's own scan is 5 rounds of
+    # 0.1 s at 10,000 ops); what is checked is that it scans, not what it measures.
+    env = dict(os.environ, RESULTS=str(tmp_path), PYTHON=sys.executable, SCAN_IMPLS="codon",
+               SCAN_FLAGS="--repeats 1 --min-time 0.01 --ops 100")
     proc = subprocess.run(["bash", "scripts/gpu_bench.sh", BUILD], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
@@ -213,6 +216,7 @@ def test_the_device_script_skips_v5_without_a_device_and_still_scans_the_threads
     assert {(w, "v3", 1) for w in ("softplus", "graph")} <= timed
     assert {(w, "v4", most) for w in ("softplus", "graph")} <= timed and ("softplus", "v4", 1) in timed
     assert "gpus" in doc["machine"]
+    assert (doc["config"]["repeats"], doc["config"]["min_time"], doc["config"]["ops"]) == (1, 0.01, 100)
 
 
 def test_the_device_script_needs_its_bundle(tmp_path):
