@@ -98,7 +98,7 @@ CYTHON_WHEEL := cython==3.3.1
 CYTHON      := $(VENV)/bin/cython
 CYTHON_FLAGS := -3 -X boundscheck=False -X wraparound=False -X cdivision=True -X initializedcheck=False
 
-.PHONY: all build ports run test lint clean help
+.PHONY: all build ports run test test-fast lint clean help
 # `make help` prints the lines that start with `## TARGET:`, here and in scripts/Makefile.bench: one per
 # target of .PHONY (tests/test_docs.py checks that none is missing).
 ## help: every target, one line each
@@ -125,6 +125,12 @@ run: $(BUILD)/autograd $(BUILD)/autograd-c $(BUILD)/autograd-zig $(BUILD)/autogr
 ## test: build everything and run the whole test suite
 test: build $(VENV)/.test-deps
 	$(VENV)/bin/python -m pytest -q tests
+
+# The tests not marked slow (pytest.ini registers the mark): the Codon program's known answers, the command
+# line's refusals and the harness's logic, in about two minutes on 2 CPUs with build/ already made.
+## test-fast: build everything and run the tests not marked slow (pytest -m "not slow")
+test-fast: build $(VENV)/.test-deps
+	$(VENV)/bin/python -m pytest -q -m "not slow" tests
 
 # A stamp per target: building for another CPU in the same BUILD, or with flags changed here, rebuilds everything.
 TARGET_STAMP := $(BUILD)/.target-$(CPU)

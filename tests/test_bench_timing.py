@@ -21,6 +21,7 @@ import stats  # noqa: E402
 
 # --- calibration and rounds --------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_calibration_gives_every_compiled_implementation_the_codon_programs_n(tmp_path):
     calls = tmp_path / "calls.log"
     entries = [fake("good", "ns=250", name="c"), fake("good", "ns=1000", name="codon", kind="codon"),
@@ -42,6 +43,7 @@ def test_calibration_gives_every_compiled_implementation_the_codon_programs_n(tm
     assert result(doc, "c")["sums"] == list(reference.run(42, 16384))
 
 
+@pytest.mark.slow
 def test_rounds_are_shuffled_with_the_recorded_seed(tmp_path):
     calls = tmp_path / "calls.log"
     names = ["a", "b", "c", "d"]
@@ -70,6 +72,7 @@ def test_every_run_shorter_than_min_time_is_noted():
     assert bench.short_runs(pairs, results, bench.parse_args(["--min-time", "0.1", "--iters", "5"])) == []
 
 
+@pytest.mark.slow
 def test_an_entry_with_rounds_and_iters_is_timed_that_often_at_that_n(tmp_path):
     """torch.compile compiles for a minute in every process: its entry says how many rounds, at what N."""
     entries = [fake("good", name="codon", kind="codon"), {**fake("good", name="slowpeer", kind="peer"),
@@ -83,6 +86,7 @@ def test_an_entry_with_rounds_and_iters_is_timed_that_often_at_that_n(tmp_path):
     assert not any(c["impl"] == "slowpeer" for c in doc["calibration"])
 
 
+@pytest.mark.slow
 def test_an_entry_with_rounds_alone_is_calibrated_and_timed_in_fewer_rounds(tmp_path):
     """Numba and PyTorch start for a second or more: their entries cap the rounds (Impl.rounds) and keep
     the level's calibrated N, so they pair with the others in the rounds they ran."""
@@ -97,6 +101,7 @@ def test_an_entry_with_rounds_alone_is_calibrated_and_timed_in_fewer_rounds(tmp_
     assert len(slower["paired"]["ratios"]) == 2, (capped.get("paired"), codon.get("paired"))
 
 
+@pytest.mark.slow
 def test_v4_is_timed_at_every_power_of_two_threads_and_the_most(tmp_path):
     entry = fake("good", "ns=100", "levels=v2,v3,v4", name="codon", kind="codon", levels=("v2", "v3", "v4"))
     proc, doc = run_bench(tmp_path, entry, extra=("--threads", "6"))
@@ -110,6 +115,7 @@ def test_v4_is_timed_at_every_power_of_two_threads_and_the_most(tmp_path):
 
 # --- paired readings and statistics ------------------------------------------------------------
 
+@pytest.mark.slow
 def test_each_round_runs_a_levels_implementations_back_to_back_and_ratios_are_paired(tmp_path):
     """Interleaved rounds: a level's implementations adjacent, so their ratios pair run by run; the
     Codon program against the best port too. Fixed ns per sample make every ratio exact."""

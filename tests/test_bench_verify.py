@@ -93,6 +93,7 @@ def test_timed_runs_are_checked_against_each_other(tmp_path):
     assert result(doc, "good")["status"] == "ok"
 
 
+@pytest.mark.slow
 def test_a_hanging_implementation_times_out_and_fails_the_run(tmp_path):
     pids = tmp_path / "pids"
     start = time.monotonic()
@@ -177,6 +178,7 @@ def test_prebuilt_tests_run_no_make_and_need_the_program_there(monkeypatch):
 
 # --- the graph workload ------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_graph_workload_probed_verified_and_timed_per_op(tmp_path):
     graph = ("graph=yes", "levels=v0,v1,v2,v3")
     entries = [fake("good", "ns=20000", *graph, name="codon", kind="codon"), fake("good", "ns=30000", *graph, name="c"),
@@ -236,6 +238,7 @@ def test_parse_record_follows_the_contract():
         bench.parse_record(json.dumps(graph), {**want, "iters": 3, "workload": "graph", "ops": 100})
 
 
+@pytest.mark.slow
 def test_bench_times_the_real_codon_program(tmp_path, codon):
     proc = subprocess.run([sys.executable, str(BENCH), "--impls", "codon", "--levels", "v2,v3", "--no-build",
                            "--build-dir", BUILD, "--workloads", "softplus", "--results-dir", str(tmp_path),

@@ -108,6 +108,7 @@ def test_instruction_budgets_are_judged_whatever_the_load():
     assert bench.judge(counted, [0.2])["verdict"] == "ok" and bench.judge(counted, [])["verdict"] == "skip"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not shutil.which("valgrind") or os.uname().machine != "x86_64" or not shutil.which("cc"),
                     reason="needs valgrind, cc and an x86-64 host")
 def test_graph_v3_instruction_budget_tells_scalar_lanes_from_vectors(tmp_path):
@@ -134,6 +135,7 @@ def test_graph_v3_instruction_budget_tells_scalar_lanes_from_vectors(tmp_path):
     assert verdicts["scalar"]["verdict"] == "BREACH" and verdicts["scalar"]["median"] > 0.26
 
 
+@pytest.mark.slow
 def test_bench_ci_fails_a_v4_doing_the_work_of_one_thread(tmp_path):
     # v4 reports a 1.5x speed-up (ns=) but keeps only one CPU busy: the cpu/wall budget breaches,
     # every run of it, and the raw file keeps the values it was judged on.

@@ -138,6 +138,7 @@ def test_eval_overflow_is_an_error_not_infinity(codon):
     assert proc.returncode == 2 and "overflow" in proc.stderr and proc.stdout == ""
 
 
+@pytest.mark.slow
 def test_cpu_seconds_is_the_timed_regions_cpu_time(codon):
     """Contract §5: this thread's CPU time for the single-threaded levels (never more than the wall time of
     the same region, bar clock granularity), the process's for v4 (its threads add up: at least one

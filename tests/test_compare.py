@@ -7,6 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+# compare.py times its pairs of runs end to end: make test runs these, make test-fast leaves them out.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 FAKE = f"{sys.executable} {ROOT / 'tests/fixtures/fake_impl.py'}"
 

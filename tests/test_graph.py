@@ -130,6 +130,7 @@ def graph_layout(m: int) -> list[list[str]]:
     return [line.split() for line in out.splitlines()]
 
 
+@pytest.mark.slow
 def test_v1_pool_is_made_with_the_graph(codon):
     """v1's pool (NodeGraph[True]) has a sample's nodes when it is made, before the first sample,
     and every sample remakes those same objects, slot by slot: its takes have no allocation path,
@@ -142,6 +143,7 @@ def test_v1_pool_is_made_with_the_graph(codon):
         assert lines[1] == ["objects", "0", nodes, nodes, nodes], (m, lines)
 
 
+@pytest.mark.slow
 def test_tape_ops_take_24_bytes(codon):
     """A tape op (GraphOp) keeps its kind and five ids as 32-bit ints, as the C and Mojo ports do:
     with Codon's 64-bit int, 48 bytes, graph v3 and v4 were slower on an Intel Xeon
@@ -150,6 +152,7 @@ def test_tape_ops_take_24_bytes(codon):
     assert graph_layout(4)[2] == ["op", "24"]
 
 
+@pytest.mark.slow
 def test_largest_graph(codon):
     """At the --ops maximum, 1,000,000 ops and 1.85 M nodes, the tape's 32-bit ids still name every
     node: v2 gives v1's sums (a graph of objects, no ids) digit for digit."""

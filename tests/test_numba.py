@@ -18,6 +18,9 @@ import pytest
 
 from conftest import ROOT, BUILD
 
+# Numba compiles the port's kernels and reads their assembly: make test runs it, make test-fast leaves it out.
+pytestmark = pytest.mark.slow
+
 CHECK = """
 import re, sys
 from core.target import WIDTH

@@ -16,6 +16,10 @@ import reference as ref
 from conftest import IMPLS, skip_without_program
 from test_cli import BAD_ARGS
 
+# Every implementation at every level, each a program run (Numba, CPython and PyPy start for seconds):
+# make test runs it, make test-fast leaves it out (pytest.ini).
+pytestmark = pytest.mark.slow
+
 SEEDS = [42, 7, 2**64 - 1]
 SIZES = [1, 7, 255, 256, 257, 10_007]
 EXTREME_POINTS = [("0", "0"), ("-0", "-2"), ("0.5", "-0.25"), ("1", "-2"), ("20", "15"), ("-20", "-15"),

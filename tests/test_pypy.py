@@ -13,6 +13,9 @@ import pytest
 
 from conftest import ROOT, skip_without_program
 
+# The CPython port under PyPy, whole runs: make test runs it, make test-fast leaves it out.
+pytestmark = pytest.mark.slow
+
 PORT = ROOT / "ports" / "python"
 TIMEOUT = 120
 

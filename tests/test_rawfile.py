@@ -20,6 +20,7 @@ import bench  # noqa: E402
 import rawfile  # noqa: E402
 
 
+@pytest.mark.slow
 def test_raw_file_has_the_interval_machine_and_targets(tmp_path):
     target = "target native, vector width 8 doubles: AVX-512F (libmvec _ZGVeN8v)"
     proc, doc = run_bench(tmp_path, fake("good", "ns=100", f"version={target}", name="codon", kind="codon"),

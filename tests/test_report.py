@@ -175,6 +175,7 @@ def test_report_lists_every_run_of_each_machine(tmp_path):
     assert rows[2][-1] == "none"
 
 
+@pytest.mark.slow
 def test_report_charts(tmp_path):
     pytest.importorskip("matplotlib")
     text = make_report(tmp_path)

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -38,6 +40,7 @@ def comparison_rows(lines: list[str]) -> dict[tuple[str, str], list[str]]:
             if ln.split()[:1] in (["softplus"], ["graph"])}
 
 
+@pytest.mark.slow
 def test_vs_v0_comes_from_the_rows_shown_not_from_the_calibration(tmp_path):
     # The calibrating (JSON) runs report 100 ns per sample at v0 and 20 at the other levels, the shown
     # (text) runs 50 at every level: each shown row is 1.0x the shown v0 row (not 5.0x).
@@ -47,6 +50,7 @@ def test_vs_v0_comes_from_the_rows_shown_not_from_the_calibration(tmp_path):
     assert [r[4] for r in rows] == ["1.0x"] * 10, lines
 
 
+@pytest.mark.slow
 def test_a_refused_gpu_level_is_a_skip_line(tmp_path):
     lines = make_run(tmp_path, "ns=20")
     assert "skip: v5: --level v5 needs a CUDA device and driver: no CUDA driver (a fixture)" in lines
@@ -62,6 +66,7 @@ def test_the_helper_scripts_build_codon_with_the_makefiles_command():
         assert "codon build" not in text and "-release" not in text, script
 
 
+@pytest.mark.slow
 def test_the_comparison_shows_codon_over_each_port_at_every_level(tmp_path):
     # Codon reports 1,000 ns a sample, C 2,000 (Codon's time over C's: 0.50), Zig 1,000 (a tie, ≈1.00);
     # no Rust is built beside it: a skip line, and the rest goes on.
@@ -79,6 +84,7 @@ def test_the_comparison_shows_codon_over_each_port_at_every_level(tmp_path):
     assert lines[-1] == MAKE_BENCH
 
 
+@pytest.mark.slow
 def test_a_missing_port_is_a_skip_line_not_a_failure(tmp_path):
     lines = make_run(tmp_path, "ns=1000", args=("--ports", "c,rust"))
     assert sum(ln.startswith("good") for ln in lines) == 10               # the ladder, as before
@@ -88,6 +94,7 @@ def test_a_missing_port_is_a_skip_line_not_a_failure(tmp_path):
     assert lines[-1] == MAKE_BENCH
 
 
+@pytest.mark.slow
 def test_a_port_whose_sums_disagree_is_reported_and_not_shown_as_a_ratio(tmp_path):
     # C's graph sums are off by one part in a million (the contract allows 1e-12, 1e-9 batched): its graph
     # cells are FAILED, each with the numbers, and not timed; its softplus cells are compared; exit status 1.
@@ -102,6 +109,7 @@ def test_a_port_whose_sums_disagree_is_reported_and_not_shown_as_a_ratio(tmp_pat
     assert lines[-1] == MAKE_BENCH
 
 
+@pytest.mark.slow
 def test_the_comparison_is_left_out_or_refused_as_asked(tmp_path):
     fake(tmp_path / "autograd-c", "impl=c", "ns=2000")
     lines = make_run(tmp_path, "ns=1000", args=("--no-compare",))

@@ -16,6 +16,9 @@ import reference as ref
 from conftest import ROOT, BUILD
 from impls import ALL_LEVELS, DEFAULT
 
+# Builds for other CPUs and runs them under qemu-user: make test runs it, make test-fast leaves it out.
+pytestmark = pytest.mark.slow
+
 # Every compiled implementation, from the registry; each prints the target and width on --version's second
 # line. One run by this Python (the Cython port: its launcher and extension modules) has qemu emulate the
 # interpreter too, which is built for the baseline x86-64 and so runs on every model below.
