@@ -57,7 +57,13 @@ LIBDEVICE   := $(VENV)/libdevice.10.bc
 GPU_FLAGS   := -libdevice $(LIBDEVICE) -l dl --linker-flags=$(abspath $(BUILD))/gpu_driver.o
 
 CODON_SRC   := $(wildcard *.codon core/*.codon cli/*.codon softplus/*.codon graph/*.codon)
-CODON_BUILD  = $(CODON) build $(CODON_FLAGS) $(GPU_FLAGS)
+# Codon links each program by running `g++` (a name fixed in Codon 0.19). On a machine with a C compiler
+# and no g++, Codon finds a `g++` made here that runs $(CC) instead: the link needs no C++ of its own.
+ifeq ($(origin GXX), undefined)
+GXX         := $(shell command -v g++ 2>/dev/null)
+endif
+GXX_SHIM    := $(if $(GXX),,$(BUILD)/cc-as-g++/g++)
+CODON_BUILD  = $(if $(GXX),,PATH="$(abspath $(BUILD))/cc-as-g++:$$PATH" )$(CODON) build $(CODON_FLAGS) $(GPU_FLAGS)
 
 # The ports (ports/<lang>/autograd.<ext>), each with its language's usual release flags, stated once.
 # -ffp-contract=off: -march=native would otherwise fuse a*b + c into FMAs and change last digits.
@@ -139,7 +145,7 @@ $(TARGET_STAMP): Makefile
 
 # The program, and beside it autograd.ptx, v5's kernel: the program looks for <itself>.ptx first, then
 # at the path Codon bakes in (build/codon-src/autograd.ptx), so it can be moved together with its .ptx.
-$(BUILD)/autograd: $(CODON_SRC) $(CODON_DEP) $(LIBDEVICE) $(BUILD)/gpu_driver.o $(TARGET_STAMP)
+$(BUILD)/autograd: $(CODON_SRC) $(CODON_DEP) $(LIBDEVICE) $(BUILD)/gpu_driver.o $(TARGET_STAMP) $(GXX_SHIM)
 	@mkdir -p $(BUILD); rm -rf $@ $@.ptx $(BUILD)/codon-src
 	@# Built from a copy whose core/target.codon states CPU, VECTOR_WIDTH and VECTOR_MUL64: codon build -D
 	@# defines reach only the main module, and the sources stay the same for every target.
@@ -157,6 +163,9 @@ $(BUILD)/v5-on-cpu: tests/v5_on_cpu.codon $(BUILD)/autograd
 $(BUILD)/graph-layout: tests/graph_layout.codon $(BUILD)/autograd
 	cp tests/graph_layout.codon $(BUILD)/codon-src/graph_layout.codon
 	$(CODON_BUILD) -o $@ $(BUILD)/codon-src/graph_layout.codon
+
+$(BUILD)/cc-as-g++/g++:
+	@mkdir -p $(@D); printf '#!/bin/sh\nexec $(CC) "$$@"\n' > $@; chmod +x $@
 
 $(BUILD)/gpu_driver.o: softplus/gpu_driver.c $(TARGET_STAMP)
 	@mkdir -p $(BUILD)
