@@ -14,7 +14,7 @@ source is an error, never a silent pass.
 
 Writes results/ci-trials/<machine slug>/<date>.json: every run's exit status and budget
 verdicts (the values each was judged on), and per budget the range of medians and values over
-the plain series: the figures written beside the budgets in scripts/bench.py. Run it on an idle
+the plain series: the figures written beside the budgets in scripts/harness/budgets.py. Run it on an idle
 machine: other processes make the budgets skip, and such a run is counted as `skipped`.
 --neighbour runs the plain series beside a process of its own that keeps one CPU busy: there
 the v4 budgets must skip, saying why, and the rest must still pass.
@@ -31,12 +31,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-SCRIPTS = Path(__file__).resolve().parent
-ROOT = SCRIPTS.parent
-sys.path.insert(0, str(SCRIPTS))
-import bench  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 import machine  # noqa: E402
-import rawfile  # noqa: E402
+from harness import ROOT, rawfile  # noqa: E402
+from harness.processes import git  # noqa: E402
 
 # name -> (implementations timed, [(file, text, replacement)]): each text must occur in its file.
 SABOTAGES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
@@ -155,8 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     facts = machine.cpu_facts()
     doc: dict[str, Any] = {"generated_by": "scripts/ci_trials.py", "command": " ".join(sys.argv),
                            "machine": {**facts, "slug": machine.slug(facts), "cores": machine.cores()},
-                           "git_commit": bench.git("rev-parse", "HEAD"),
-                           "git_dirty": bool(bench.git("status", "--porcelain")),
+                           "git_commit": git("rev-parse", "HEAD"),
+                           "git_dirty": bool(git("status", "--porcelain")),
                            "date": started.isoformat(timespec="seconds"), "plain": [], "sabotage": {}}
     doc["neighbour"] = args.neighbour
     spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if args.neighbour and args.runs else None
@@ -184,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     doc["plain_summary"] = summary(doc["plain"])
     doc["sabotage_summary"] = {n: summary(rs) for n, rs in doc["sabotage"].items()}
     path = args.out / doc["machine"]["slug"] / f"{started.strftime('%Y-%m-%dT%H%M%SZ')}.json"
-    bench.write_atomic(path, json.dumps(doc, indent=1) + "\n")
+    rawfile.write_atomic(path, json.dumps(doc, indent=1) + "\n")
     print(f"plain: {len(doc['plain']) - len(plain_failed)} of {len(doc['plain'])} passed "
           f"({sum(bool(r['skipped']) for r in doc['plain'])} with budgets skipped)")
     for name, n in caught.items():

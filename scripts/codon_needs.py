@@ -16,7 +16,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from harness import ROOT
+
 # The program's sources, as the Makefile's CODON_SRC lists them (the tests' helper programs are not in it).
 SOURCES = ["*.codon", "core/*.codon", "cli/*.codon", "softplus/*.codon", "graph/*.codon"]
 SHOWN = 3          # files named per construct; the rest are counted

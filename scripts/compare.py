@@ -3,11 +3,11 @@
 
     scripts/compare.py --a OLD --b NEW [--workloads softplus,graph] [--levels v0,v2] [--pairs 9]
 
-Each (workload, level) gets its N from A (bench.py's calibration rule, until a run lasts --min-time).
+Each (workload, level) gets its N from A (harness/calibrate.py's rule, until a run lasts --min-time).
 Then --pairs rounds: every round runs each (workload, level)'s A and B back to back, in a random order
 within the pair and with the levels shuffled, so that drift hits both runs of a pair and cancels in
 their ratio. A pair's value is B's timed-region seconds over A's (the programs' own JSON `seconds`).
-The report gives the median of those ratios and its 95% distribution-free interval (stats.median_ci):
+The report gives the median of those ratios and its 95% distribution-free interval (analysis.median_ci):
 "tie" when the interval contains 1.0, else "B faster" or "B slower".
 
 Every run's sums are checked: by default A's and B's must be identical at the same N (a refactoring
@@ -25,12 +25,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import stats  # noqa: E402
-from bench import next_iters, tolerance  # noqa: E402
+from harness import ROOT, analysis  # noqa: E402
+from harness.calibrate import next_iters  # noqa: E402
+from harness.contract import SUM_KEYS, tolerance  # noqa: E402
 from impls import BASELINES, LEVELS, WORKLOAD_LEVELS, WORKLOADS  # noqa: E402
-
-ROOT = Path(__file__).resolve().parent.parent
-SUMS = {"softplus": ("sum_f", "sum_dx", "sum_dy"), "graph": ("sum_loss", "sum_grad_in", "sum_grad_all")}
 
 
 def run(program: list[str], workload: str, level: str, n: int, opts: argparse.Namespace) -> dict:
@@ -54,7 +52,7 @@ def calibrate(program: list[str], workload: str, level: str, opts: argparse.Name
 
 
 def same_sums(a: dict, b: dict, workload: str, level: str, contract: bool) -> bool:
-    keys = SUMS[workload]
+    keys = SUM_KEYS[workload]
     if not contract:
         return all(a[k] == b[k] for k in keys)
     return all(abs(a[k] - b[k]) <= tolerance(level) * max(abs(a[k]), abs(b[k]), 1e-300) for k in keys)
@@ -101,8 +99,9 @@ def main(argv: list[str] | None = None) -> int:
                 rng.shuffle(sides)
                 got = {side: run(prog, *cell, iters[cell], opts) for side, prog in sides}
                 if not same_sums(got["a"], got["b"], *cell, opts.contract_tolerance):
+                    keys = SUM_KEYS[cell[0]]
                     problems.append(f"{' '.join(cell)} N={iters[cell]}: sums differ: "
-                                    f"{[got['a'][k] for k in SUMS[cell[0]]]} vs {[got['b'][k] for k in SUMS[cell[0]]]}")
+                                    f"{[got['a'][k] for k in keys]} vs {[got['b'][k] for k in keys]}")
                 if got["a"]["seconds"] > 0:
                     ratios[cell].append(got["b"]["seconds"] / got["a"]["seconds"])
             print(f"[round {rnd}/{opts.pairs}] done", file=sys.stderr, flush=True)
@@ -114,8 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for cell in cells:
         values = ratios[cell]
-        low, high, coverage = stats.median_ci(values)
-        med = stats.median(values)
+        low, high, coverage = analysis.median_ci(values)
+        med = analysis.median(values)
         read = "tie" if low <= 1.0 <= high else ("B faster" if high < 1.0 else "B slower")
         print(f"  {cell[0]:<9} {cell[1]:<11} N={iters[cell]:<12,} {med:6.3f} [{low:.3f}, {high:.3f}]  {read}")
         rows.append({"workload": cell[0], "level": cell[1], "iters": iters[cell], "ratios": values,

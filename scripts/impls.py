@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from harness import ROOT
 
 LEVELS = ["v0", "v1", "v2", "v3", "v4"]
 BASELINES = ["fused", "fused-simd"]

@@ -8,7 +8,7 @@ ns a sample, docs/findings/softplus-v1.md), and a median of paired ratios then m
 comparisons. This prints how many of each program's runs were under --split-ns a sample (ns per op for
 the graph), and the median of A's time over B's, with its 95% distribution-free interval, over all pairs,
 over the pairs where both runs were under it and over those where both were at or over it. The clock is
-the run's (impls.ranking_clock) and a pair is a round both ran in, as stats.paired_ratios pairs them,
+the run's (impls.ranking_clock) and a pair is a round both ran in, as analysis.paired_ratios pairs them,
 so the "all" line is the median report.py prints. Exit status: 0, or 2 for bad usage.
 """
 from __future__ import annotations
@@ -18,8 +18,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import rawfile  # noqa: E402
-import stats  # noqa: E402
+from harness import analysis, rawfile  # noqa: E402
 from impls import ranking_clock  # noqa: E402
 
 
@@ -49,7 +48,7 @@ def line(name: str, ratios: list[float]) -> str:
         return f"  {name:<10} no pairs"
     if len(ratios) < 2:
         return f"  {name:<10} {ratios[0]:.3f} (1 pair)"
-    reading = stats.paired_reading(ratios)
+    reading = analysis.paired_reading(ratios)
     low, high = reading["interval"]
     return f"  {name:<10} {reading['median']:.3f} [{low:.3f}, {high:.3f}]  {len(ratios)} pairs  {reading['read']}"
 

@@ -24,11 +24,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
-import rawfile  # noqa: E402
+from harness import rawfile  # noqa: E402
+from harness.analysis import median, overlap, paired_ratios, paired_reading  # noqa: E402
+from harness.rawfile import SCHEMA  # noqa: E402
 from impls import BASELINES, LEVEL_ORDER, LEVELS, WORKLOADS, ranking_clock  # noqa: E402
-from stats import median, overlap, paired_ratios, paired_reading  # noqa: E402
 
-SCHEMA = 2
 CHARTS = {"normalized": "normalized.png", "ladder": "ladder.png", "threads": "threads.png", "graph": "graph.png"}
 COMMAND = "make bench"
 TIE = "≈"
@@ -113,7 +113,7 @@ class Data:
 
     def fastest(self, level: str, workload: str = "softplus", among: list[str] | None = None) -> str | None:
         """The implementation with the smallest median at a level (among some names only); of all, the one
-        the run's paired ratios are against where it has them (bench.py's paired_fastest)."""
+        the run's paired ratios are against where it has them (bench.py's: harness.analysis.fastest)."""
         if among is None:
             cell = {k[0]: r for k, r in self.ok.items() if k[1:] == (workload, level)}
             against = {r["paired"]["against"] for r in cell.values() if "paired" in r}

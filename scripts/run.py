@@ -4,7 +4,7 @@
                    [--run-time 0.03] [--shuffle-seed S] [--timeout 60] [--no-compare]
 
 1. The ladder. A fixed sample count lasts seconds on a slow machine and milliseconds on a fast one, where
-thread start-up would dominate v4; so each level's count is calibrated first (by bench.py's rule, from a
+thread start-up would dominate v4; so each level's count is calibrated first (by the harness's rule, from a
 small count until a run lasts --min-time), then a run at that count is shown. The table is the program's
 own (its header and columns); "vs v0" compares the ns per sample of the rows shown, since each level runs
 with its own count. A GPU level (v5) runs where the program finds a CUDA device, and is skipped with a
@@ -15,13 +15,13 @@ from the registry, scripts/impls.py), each built in --program's folder; a port w
 (make skipped it: its compiler is missing) is a `skip:` line. At every level v0-v4 of both workloads, at
 one N: the ladder's calibrated N, halved while a run still lasts --run-time (calibrated on up from it
 where the ladder's runs were shorter). Each cell is verified first: one run of the port and one of Codon
-at that N, their sums within the contract's tolerance (bench.tolerance); a cell that disagrees is a
+at that N, their sums within the contract's tolerance (harness.contract.tolerance); a cell that disagrees is a
 FAILED line with the numbers, and is not timed. Then --pairs rounds: every round runs each
 (workload, level, port) cell once, Codon and the port back to back in a random order, the cells shuffled
 (the shuffle's seed is printed); every pair's sums are checked the same way. A pair's value is Codon's time
 over the port's by the clock impls.ranking_clock names for two compiled programs: the timed region's CPU
 time at v0-v3, its wall time at v4. The table shows each cell's median ratio (below 1.00 Codon is faster),
-marked `≈` (a tie) where the median's distribution-free interval (stats.paired_reading) holds 1.00. It is
+marked `≈` (a tie) where the median's distribution-free interval (analysis.paired_reading) holds 1.00. It is
 a quick look; the last line points to `make bench`, which ranks every implementation with 95% intervals.
 
 Exit status: 0; 1 when a comparison's sums disagree or one of its runs fails (after the whole table);
@@ -37,9 +37,12 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-import stats
-from bench import (Pair, disagreement, missing_paths, name_list, next_iters, positive_float, positive_int,
-                   run_pair, sums_of, tolerance)
+from harness import analysis
+from harness.build import missing_paths
+from harness.calibrate import next_iters
+from harness.contract import disagreement, sums_of, tolerance
+from harness.options import name_list, positive_float, positive_int
+from harness.state import Pair, run_pair
 from impls import DEFAULT, GPU_LEVELS, LEVELS, WORKLOAD_LEVELS, Impl, ranking_clock
 from report import TIE
 
@@ -195,7 +198,7 @@ def compare(opts: argparse.Namespace, records: dict[tuple[str, str], dict]) -> i
                 cell.theirs.runs.append({**got[cell.port.name], "round": rnd})
         print(f" {rnd}", end="", flush=True)
     print()
-    coverage = stats.median_ci(range(opts.pairs))[2]
+    coverage = analysis.median_ci(range(opts.pairs))[2]
     print("\nCodon's time over each port's, below 1.00 Codon is faster: the median of "
           f"{plural(opts.pairs, 'adjacent pair')} of runs at the same N,\nby the timed region's CPU time "
           f"(v4: its wall time); {TIE}: a tie, the median's {coverage:.0%} interval holds 1.00")
@@ -212,7 +215,7 @@ def compare(opts: argparse.Namespace, records: dict[tuple[str, str], dict]) -> i
                 out.append("FAILED")
                 continue
             clock = ranking_clock(lv, c.codon.impl.compiled and p.compiled)
-            r = stats.paired_reading(stats.paired_ratios(c.codon.runs, c.codon.iters, c.theirs.runs,
+            r = analysis.paired_reading(analysis.paired_ratios(c.codon.runs, c.codon.iters, c.theirs.runs,
                                                          c.theirs.iters, clock))
             out.append(f"{TIE if r['read'] == 'tie' else ''}{r['median']:.2f}")
         print(f"{w:<10}{lv:<7}{row[ports[0].name].codon.iters:>13,}" + "".join(f"{x:>10}" for x in out))

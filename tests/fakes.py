@@ -19,7 +19,7 @@ REPORT = ROOT / "scripts" / "report.py"
 FIXTURES = ROOT / "tests" / "fixtures"
 
 sys.path.insert(0, str(ROOT / "scripts"))
-import rawfile  # noqa: E402
+from harness import rawfile  # noqa: E402
 
 
 def fake(mode: str, *settings: str, name: str | None = None, kind: str = "port", levels: tuple = ("v2",),

@@ -1,6 +1,6 @@
 """scripts/bench.py's timing: calibration to --min-time, rounds shuffled with the recorded seed, a level's
 implementations adjacent in each round so their ratios pair, entries timed in fewer rounds, the thread scan,
-and stats.py's intervals and paired readings. The fixture programs report a fixed time per sample (`ns=`), so
+and harness/analysis.py's intervals and paired readings. The fixture programs report a fixed time per sample (`ns=`), so
 every ratio here is exact.
 """
 from __future__ import annotations
@@ -10,13 +10,13 @@ import sys
 
 import pytest
 
-import reference
 from conftest import ROOT
 from fakes import fake, result, run_bench, timed_calls
 
 sys.path.insert(0, str(ROOT / "scripts"))
 import bench  # noqa: E402
-import stats  # noqa: E402
+import impls  # noqa: E402
+from harness import analysis, oracle, state, timing  # noqa: E402
 
 
 # --- calibration and rounds --------------------------------------------------------------------
@@ -40,7 +40,7 @@ def test_calibration_gives_every_compiled_implementation_the_codon_programs_n(tm
     assert timed_calls(calls, "c", 1024) == []
     assert doc["config"]["min_time"] == 0.01 and doc["config"]["iters"] is None
     # The compiled ones' timed sums were checked against each other and the reference at that N.
-    assert result(doc, "c")["sums"] == list(reference.run(42, 16384))
+    assert result(doc, "c")["sums"] == list(oracle.run(42, 16384))
 
 
 @pytest.mark.slow
@@ -60,16 +60,16 @@ def test_rounds_are_shuffled_with_the_recorded_seed(tmp_path):
 
 
 def test_every_run_shorter_than_min_time_is_noted():
-    impl = bench.Impl("c", ["x"], "port", "C", ["v2"])
-    pairs = [bench.Pair(impl, "softplus", "v2", iters=64), bench.Pair(impl, "softplus", "v3", iters=64)]
+    impl = impls.Impl("c", ["x"], "port", "C", ["v2"])
+    pairs = [state.Pair(impl, "softplus", "v2", iters=64), state.Pair(impl, "softplus", "v3", iters=64)]
     pairs[0].runs = [{"seconds": s} for s in (0.12, 0.09, 0.11)]      # one run short of 0.1 s
     pairs[1].runs = [{"seconds": s} for s in (0.10, 0.13, 0.11)]
     results = [{"status": "ok"}, {"status": "ok"}]
     opts = bench.parse_args(["--min-time", "0.1"])
-    (note,) = bench.short_runs(pairs, results, opts)
+    (note,) = timing.short_runs(pairs, results, opts)
     assert note == ("c v2: 1 of 3 timed runs under --min-time 0.1 s (shortest 0.090 s, at N=64, the N its "
                     "level's compiled programs share)")
-    assert bench.short_runs(pairs, results, bench.parse_args(["--min-time", "0.1", "--iters", "5"])) == []
+    assert timing.short_runs(pairs, results, bench.parse_args(["--min-time", "0.1", "--iters", "5"])) == []
 
 
 @pytest.mark.slow
@@ -109,8 +109,8 @@ def test_v4_is_timed_at_every_power_of_two_threads_and_the_most(tmp_path):
     v4 = sorted((r["threads"], r["scan"]) for r in doc["results"] if r["level"] == "v4")
     assert v4 == [(1, True), (2, True), (4, True), (6, False)] and doc["config"]["thread_counts"] == [1, 2, 4, 6]
     assert result(doc, "codon", "v4")["threads"] == 6
-    assert bench.thread_counts(2, True) == [1, 2] and bench.thread_counts(8, True) == [1, 2, 4, 8]
-    assert bench.thread_counts(8, False) == [8]
+    assert state.thread_counts(2, True) == [1, 2] and state.thread_counts(8, True) == [1, 2, 4, 8]
+    assert state.thread_counts(8, False) == [8]
 
 
 # --- paired readings and statistics ------------------------------------------------------------
@@ -152,15 +152,15 @@ def test_the_fastest_and_the_best_port_are_found_by_the_pairs_not_by_separate_me
     per_round = {"c": c_ns, "mojo": [0.95 * t for t in c_ns], "codon": [1.07 * 0.95 * t for t in c_ns]}
     pairs, results = [], []
     for name, kind in (("codon", "codon"), ("c", "port"), ("mojo", "port")):
-        p = bench.Pair(impls.Impl(name, [name], kind, name, ["v1"]), "softplus", "v1", iters=1000)
+        p = state.Pair(impls.Impl(name, [name], kind, name, ["v1"]), "softplus", "v1", iters=1000)
         rounds = range(len(speed)) if name != "c" else range(4, len(speed))   # C timed in fast rounds only
         p.runs = [{"round": k, "seconds": per_round[name][k] * 1e-6, "cpu_seconds": per_round[name][k] * 1e-6}
                   for k in rounds]
-        ns = stats.median([r["seconds"] * 1e9 / p.iters for r in p.runs])
+        ns = analysis.median([r["seconds"] * 1e9 / p.iters for r in p.runs])
         pairs.append(p)
         results.append({"status": "ok", "ns_per_iter": ns})
     assert min(zip(results, "codon c mojo".split()), key=lambda e: e[0]["ns_per_iter"])[1] == "c"
-    best = bench.compare_paired(pairs, results)["softplus v1"]
+    best = timing.compare_paired(pairs, results)["softplus v1"]
     assert best["port"] == "mojo" and best["median"] == pytest.approx(1.07) and best["read"] == "slower"
     assert results[0]["paired"]["against"] == "mojo" and results[1]["paired"]["median"] == pytest.approx(1 / 0.95)
     assert "paired" not in results[2]
@@ -173,11 +173,11 @@ def test_a_graph_peer_at_fewer_ops_is_not_the_fastest_of_the_ports_cell():
     pairs, results = [], []
     for name, kind, ops, ns in (("codon", "codon", 10000, 30000.0), ("c", "port", 10000, 36000.0),
                                 ("jax", "peer", 100, 3700.0)):
-        p = bench.Pair(impls.Impl(name, [name], kind, name, []), "graph", "v3", ops=ops, iters=100)
+        p = state.Pair(impls.Impl(name, [name], kind, name, []), "graph", "v3", ops=ops, iters=100)
         p.runs = [{"round": k, "seconds": ns * 1e-7, "cpu_seconds": ns * 1e-7} for k in range(5)]
         pairs.append(p)
         results.append({"status": "ok", "ns_per_iter": ns})
-    best = bench.compare_paired(pairs, results)["graph v3"]
+    best = timing.compare_paired(pairs, results)["graph v3"]
     assert (best["port"], best["read"]) == ("c", "faster")
     assert results[1]["paired"]["against"] == "codon" and "paired" not in results[2]
 
@@ -185,22 +185,22 @@ def test_a_graph_peer_at_fewer_ops_is_not_the_fastest_of_the_ports_cell():
 def test_paired_readings_come_from_the_rounds_both_ran_in():
     a = [{"round": 1, "seconds": 2.0}, {"round": 2, "seconds": 3.0}, {"round": 3, "seconds": 1.0}]
     b = [{"round": 1, "seconds": 1.0}, {"round": 3, "seconds": 2.0}]      # no run in round 2
-    assert stats.paired_ratios(a, 10, b, 10, "seconds") == [2.0, 0.5]
-    assert stats.paired_ratios(a, 10, b, 20, "seconds") == [4.0, 1.0]     # per sample: b ran twice the samples
-    assert stats.paired_ratios(a, 10, b, 10, "cpu_seconds") == []          # no such clock in the runs
-    assert stats.paired_reading([0.9, 1.1, 1.0, 0.95, 1.05, 1.0])["read"] == "tie"
-    assert stats.paired_reading([1.2, 1.3, 1.25, 1.4, 1.22, 1.31])["read"] == "slower"
+    assert analysis.paired_ratios(a, 10, b, 10, "seconds") == [2.0, 0.5]
+    assert analysis.paired_ratios(a, 10, b, 20, "seconds") == [4.0, 1.0]     # per sample: b ran twice the samples
+    assert analysis.paired_ratios(a, 10, b, 10, "cpu_seconds") == []          # no such clock in the runs
+    assert analysis.paired_reading([0.9, 1.1, 1.0, 0.95, 1.05, 1.0])["read"] == "tie"
+    assert analysis.paired_reading([1.2, 1.3, 1.25, 1.4, 1.22, 1.31])["read"] == "slower"
 
 
 def test_median_interval_is_the_tightest_at_95_percent():
     values = list(range(1, 21))
     random.Random(1).shuffle(values)
-    low, high, coverage = stats.median_ci(values)                          # n = 20: x(6)..x(15)
-    assert (low, high) == (6, 15) and coverage == pytest.approx(1 - 2 * stats.binomial_cdf(5, 20))
-    assert coverage >= 0.95 > 1 - 2 * stats.binomial_cdf(6, 20)            # one step tighter falls short
-    assert stats.median_ci(range(1, 10))[:2] == (2, 8)                     # n = 9: 96.1%
-    assert stats.median_ci(range(1, 10))[2] == pytest.approx(1 - 2 * 10 / 512)
-    low, high, coverage = stats.median_ci([3.0, 1.0, 2.0, 5.0, 4.0])      # n = 5 cannot reach 95%
+    low, high, coverage = analysis.median_ci(values)                          # n = 20: x(6)..x(15)
+    assert (low, high) == (6, 15) and coverage == pytest.approx(1 - 2 * analysis.binomial_cdf(5, 20))
+    assert coverage >= 0.95 > 1 - 2 * analysis.binomial_cdf(6, 20)            # one step tighter falls short
+    assert analysis.median_ci(range(1, 10))[:2] == (2, 8)                     # n = 9: 96.1%
+    assert analysis.median_ci(range(1, 10))[2] == pytest.approx(1 - 2 * 10 / 512)
+    low, high, coverage = analysis.median_ci([3.0, 1.0, 2.0, 5.0, 4.0])      # n = 5 cannot reach 95%
     assert (low, high) == (1.0, 5.0) and coverage == pytest.approx(0.9375)
-    assert stats.median_ci([7.0]) == (7.0, 7.0, 0.0)
-    assert stats.overlap((1, 2), (2, 3)) and not stats.overlap((1, 2), (2.5, 3))
+    assert analysis.median_ci([7.0]) == (7.0, 7.0, 0.0)
+    assert analysis.overlap((1, 2), (2, 3)) and not analysis.overlap((1, 2), (2.5, 3))

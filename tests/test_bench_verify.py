@@ -15,13 +15,11 @@ from pathlib import Path
 
 import pytest
 
-import reference
 from conftest import BUILD, ROOT
 from fakes import BENCH, build_entries, fake, result, run_bench, timed_calls
 
 sys.path.insert(0, str(ROOT / "scripts"))
-import bench  # noqa: E402
-import rawfile  # noqa: E402
+from harness import contract, oracle, rawfile  # noqa: E402
 
 
 # --- strict: failures fail the run -----------------------------------------------------------
@@ -50,7 +48,7 @@ def test_good_implementation_is_verified_and_timed(tmp_path):
     assert r["verify"][0]["max_rel_diff"] == 0.0
     assert r["min_s"] <= r["ci_low_s"] <= r["median_s"] <= r["ci_high_s"] <= r["max_s"]
     assert r["ns_per_iter"] == pytest.approx(r["median_s"] * 1e9 / 3000)
-    assert r["sums"] == list(reference.run(42, 3000))
+    assert r["sums"] == list(oracle.run(42, 3000))
     assert "[verify" in proc.stderr and "[time" in proc.stderr          # progress is shown
 
 
@@ -76,7 +74,7 @@ def test_wrong_sums_fail_the_run_and_are_never_timed(tmp_path):
     assert proc.returncode == 1                                          # strict by default
     r = result(doc, "wrong")
     assert r["status"] == "failed" and r["runs"] == []
-    want = reference.run(42, 1000)
+    want = oracle.run(42, 1000)
     assert "wrong sums" in r["reason"] and repr(want.f) in r["reason"]
     assert "FAILED   wrong softplus v2" in proc.stdout
     assert timed_calls(calls, "wrong", 3000) == []                       # never timed
@@ -210,32 +208,32 @@ def test_parse_record_follows_the_contract():
            "cpu_seconds": 0.49, "ns_per_iter": 1e8, "sum_f": 1.0, "sum_dx": 2.0, "sum_dy": 3.0}
     line = json.dumps(rec)
     want = {"impl": "c", "level": "v2", "iters": 5, "seed": 42, "workload": "softplus"}
-    assert bench.parse_record(line + "\n", want)["sum_dy"] == 3.0
+    assert contract.parse_record(line + "\n", want)["sum_dy"] == 3.0
     old = {k: v for k, v in rec.items() if k != "workload"}                   # before the graph contract
-    assert bench.parse_record(json.dumps(old), want)["sum_f"] == 1.0
+    assert contract.parse_record(json.dumps(old), want)["sum_f"] == 1.0
     with pytest.raises(ValueError, match="impl is 'c', expected 'rust'"):
-        bench.parse_record(line, {**want, "impl": "rust"})
+        contract.parse_record(line, {**want, "impl": "rust"})
     with pytest.raises(ValueError, match="iters"):
-        bench.parse_record(line, {**want, "iters": 6})
+        contract.parse_record(line, {**want, "iters": 6})
     with pytest.raises(ValueError, match="threads is 1, expected 4"):
-        bench.parse_record(line, {**want, "threads": 4})
+        contract.parse_record(line, {**want, "threads": 4})
     reordered = {"level": rec["level"], **{k: v for k, v in rec.items() if k != "level"}}
     with pytest.raises(ValueError, match="keys"):
-        bench.parse_record(json.dumps(reordered), want)
+        contract.parse_record(json.dumps(reordered), want)
     with pytest.raises(ValueError, match="finite"):
-        bench.parse_record(line.replace("3.0", "NaN"), want)
+        contract.parse_record(line.replace("3.0", "NaN"), want)
     with pytest.raises(ValueError, match="one JSON line"):
-        bench.parse_record(line + "\n" + line, want)
+        contract.parse_record(line + "\n" + line, want)
     without_cpu = {k: v for k, v in rec.items() if k != "cpu_seconds"}       # contract §5: cpu_seconds is required
     with pytest.raises(ValueError, match="keys"):
-        bench.parse_record(json.dumps(without_cpu), want)
+        contract.parse_record(json.dumps(without_cpu), want)
     graph = {"impl": "c", "workload": "graph", "level": "v2", "ops": 10, "iters": 3, "seed": 42, "threads": 1,
              "seconds": 0.1, "cpu_seconds": 0.1, "ns_per_iter": 1e3, "ns_per_op": 1e2, "sum_loss": 1.0,
              "sum_grad_in": 2.0, "sum_grad_all": 3.0}
-    assert bench.sums_of(bench.parse_record(json.dumps(graph), {**want, "iters": 3, "workload": "graph",
+    assert contract.sums_of(contract.parse_record(json.dumps(graph), {**want, "iters": 3, "workload": "graph",
                                                                 "ops": 10}), "graph") == (1.0, 2.0, 3.0)
     with pytest.raises(ValueError, match="ops is 10, expected 100"):
-        bench.parse_record(json.dumps(graph), {**want, "iters": 3, "workload": "graph", "ops": 100})
+        contract.parse_record(json.dumps(graph), {**want, "iters": 3, "workload": "graph", "ops": 100})
 
 
 @pytest.mark.slow
@@ -247,5 +245,5 @@ def test_bench_times_the_real_codon_program(tmp_path, codon):
     doc = rawfile.read(next((tmp_path / "raw").glob(f"*/*{rawfile.SUFFIX}")))
     assert {(r["impl"], r["level"], r["status"]) for r in doc["results"]} == {("codon", "v2", "ok"),
                                                                             ("codon", "v3", "ok")}
-    assert result(doc, "codon")["sums"] == list(reference.run(42, 20000))
+    assert result(doc, "codon")["sums"] == list(oracle.run(42, 20000))
     assert doc["implementations"][0]["vector_width"] in (1, 2, 4, 8)

@@ -17,8 +17,9 @@ from conftest import BUILD, ROOT
 from fakes import fake, result, run_bench
 
 sys.path.insert(0, str(ROOT / "scripts"))
-import bench  # noqa: E402
+import impls  # noqa: E402
 import machine  # noqa: E402
+from harness import budgets, build, state  # noqa: E402
 
 
 def test_make_bench_ci_exits_non_zero_on_a_failure(tmp_path):
@@ -43,7 +44,7 @@ def test_bench_ci_times_only_the_entries_it_holds_budgets_for(tmp_path):
 
 
 def test_budgets_are_judged_on_the_interval_of_the_median():
-    wanted = bench.budgets(["codon", "c"], cpus=2, widths={"codon": 8})
+    wanted = budgets.budgets(["codon", "c"], cpus=2, widths={"codon": 8})
     by_name = {b.name: b for b in wanted}
     values = {"codon v2 / c v2": [1.2, 1.1, 1.3, 1.2, 1.15, 1.26, 1.24, 1.22, 1.21],   # median 1.21: ok
               "codon v3 / codon v2": [0.6, 0.55, 0.5, 0.62, 0.7, 0.58, 0.61, 0.59, 0.57],  # 1.7x, 2.8x asked
@@ -53,7 +54,7 @@ def test_budgets_are_judged_on_the_interval_of_the_median():
               "codon v4 cpu/wall": [1.0, 0.99, 1.01, 1.0, 1.0, 1.02, 0.98, 1.0, 1.0],
               "c v4 / c v3": [1.1, 1.05, 1.2, 1.15, 1.08, 1.12, 0.98, 1.3, 1.1],               # v4 slower
               "c v4 cpu/wall": [1.9, 1.1, 1.95, 1.2, 1.8, 1.85, 1.92, 1.9, 1.88]}             # two slow runs: ok
-    lines, breaches, verdicts = bench.check_budgets(values, wanted)
+    lines, breaches, verdicts = budgets.check_budgets(values, wanted)
     lines = [" ".join(ln.split()) for ln in lines]
     verdict = {v["name"]: v["verdict"] for v in verdicts}
     assert verdict == {"codon v2 / c v2": "ok", "codon v3 / c v3": "skip", "codon v3 / codon v2": "BREACH",
@@ -63,49 +64,51 @@ def test_budgets_are_judged_on_the_interval_of_the_median():
     assert breaches == 3
     assert any(ln.startswith("ok codon v2 / c v2 = 1.210 [1.150, 1.260] (9 pairs; limit <= 1.250") for ln in lines)
     assert any(ln.startswith("BREACH codon v4 cpu/wall = 1.000 [0.990, 1.010] (9 runs; limit >= 1.30") for ln in lines)
-    assert by_name["codon v4 cpu/wall"].kind == "busy" and by_name["codon v4 cpu/wall"].limit == bench.THREAD_BUSY
-    assert not any(b.subject[1] == "v4" for b in bench.budgets(["codon"], cpus=1))   # one CPU: no thread budget
+    assert by_name["codon v4 cpu/wall"].kind == "busy" and by_name["codon v4 cpu/wall"].limit == budgets.THREAD_BUSY
+    assert not any(b.subject[1] == "v4" for b in budgets.budgets(["codon"], cpus=1))   # one CPU: no thread budget
     # The SIMD gain asked for follows the vector width a program reports: none for scalar code.
-    assert [bench.simd_gain(w) for w in (16, 8, 4, 2, 1, None)] == [bench.SIMD_GAIN[8], bench.SIMD_GAIN[8],
-                                                                     bench.SIMD_GAIN[4], bench.SIMD_GAIN[2], None,
-                                                                     bench.SIMD_GAIN[2]]
-    scalar = bench.budgets(["codon", "c"], cpus=1, widths={"codon": 1, "c": 8})
+    assert [budgets.simd_gain(w) for w in (16, 8, 4, 2, 1, None)] == [budgets.SIMD_GAIN[8], budgets.SIMD_GAIN[8],
+                                                                     budgets.SIMD_GAIN[4], budgets.SIMD_GAIN[2], None,
+                                                                     budgets.SIMD_GAIN[2]]
+    scalar = budgets.budgets(["codon", "c"], cpus=1, widths={"codon": 1, "c": 8})
     assert [b.name for b in scalar if b.baseline and b.baseline[1] == "v2" and b.subject[0] == b.baseline[0]] \
         == ["c v3 / c v2", "c graph v3 / c graph v2"]
-    assert by_name["codon graph v3 / codon graph v2"].limit == 1 / bench.GRAPH_SIMD_GAIN[8]
-    assert by_name["c graph v3 / c graph v2"].limit == 1 / min(bench.GRAPH_SIMD_GAIN.values())   # no width said
+    assert by_name["codon graph v3 / codon graph v2"].limit == 1 / budgets.GRAPH_SIMD_GAIN[8]
+    assert by_name["c graph v3 / c graph v2"].limit == 1 / min(budgets.GRAPH_SIMD_GAIN.values())   # no width said
 
 
 def test_budgets_skip_when_other_processes_hold_the_cpus():
-    wanted = bench.budgets(["codon"], cpus=2, widths={"codon": 8})
+    wanted = budgets.budgets(["codon"], cpus=2, widths={"codon": 8})
     values = {b.name: [2.0] * 9 if b.kind == "time" else [1.0] * 9 for b in wanted}   # every one breached
     host = {"cores": 2, "other_load_budgets": 0.1}
-    assert bench.judge_all(values, wanted, host)[1] == len(wanted) == 6
-    lines, breaches, verdicts = bench.judge_all(values, wanted, {**host, "other_load_budgets": 0.9})
+    assert budgets.judge_all(values, wanted, host)[1] == len(wanted) == 6
+    lines, breaches, verdicts = budgets.judge_all(values, wanted, {**host, "other_load_budgets": 0.9})
     assert breaches == 4 and "v4 budgets (2)" in lines[-1] and "v4 had no free CPUs" in lines[-1]
     assert not any("codon v4" in ln for ln in lines[:-1])
     assert sorted(v["name"] for v in verdicts if v["verdict"] == "skip") == ["codon v4 / codon v3",
                                                                               "codon v4 cpu/wall"]
-    lines, breaches, verdicts = bench.judge_all(values, wanted, {**host, "other_load_budgets": 1.3})
+    lines, breaches, verdicts = budgets.judge_all(values, wanted, {**host, "other_load_budgets": 1.3})
     assert breaches == 0 and len(lines) == 1 and "every timed budget (6)" in lines[0]
     assert all(v["verdict"] == "skip" and "kept 1.30 of the 2 CPUs" in v["reason"] for v in verdicts)
-    assert bench.busy_elsewhere(2, 0.1, bench.FREE_TWO) == "" and bench.busy_elsewhere(2, None, bench.FREE_TWO) == ""
-    assert "kept 0.90 of the 2 CPUs busy" in bench.busy_elsewhere(2, 0.9, bench.FREE_TWO)
+    free = budgets.FREE_TWO
+    assert budgets.busy_elsewhere(2, 0.1, free) == "" and budgets.busy_elsewhere(2, None, free) == ""
+    assert "kept 0.90 of the 2 CPUs busy" in budgets.busy_elsewhere(2, 0.9, budgets.FREE_TWO)
     assert machine.other_load((0.0, 10.0, 1.0), (2.0, 13.0, 2.0)) == 1.0   # 3 s busy, 1 s ours, over 2 s
     assert machine.other_load((0.0, 10.0, 1.0), (2.0, 11.0, 2.0)) == 0.0
 
 
 def test_instruction_budgets_are_judged_whatever_the_load():
-    counted = bench.Budget(("c", "v3"), ("c", "v2"), bench.GRAPH_V3_INSTRUCTIONS, "lanes", kind="instructions",
+    counted = budgets.Budget(("c", "v3"), ("c", "v2"), budgets.GRAPH_V3_INSTRUCTIONS, "lanes", kind="instructions",
                            workload="graph")
-    timed = bench.budgets(["c"], cpus=2, widths={"c": 4})
+    timed = budgets.budgets(["c"], cpus=2, widths={"c": 4})
     values = {counted.name: [0.278], **{b.name: [2.0] * 9 for b in timed}}
     assert counted.name == "c graph v3 / c graph v2 instr"
     for load in (0.0, 0.9, 1.9):                                        # idle, one CPU taken, both
-        lines, breaches, verdicts = bench.judge_all(values, [*timed, counted], {"cores": 2, "other_load_budgets": load})
+        host = {"cores": 2, "other_load_budgets": load}
+        lines, breaches, verdicts = budgets.judge_all(values, [*timed, counted], host)
         assert {v["name"]: v["verdict"] for v in verdicts}[counted.name] == "BREACH"
     assert breaches == 1 and "every timed budget" in lines[-1]
-    assert bench.judge(counted, [0.2])["verdict"] == "ok" and bench.judge(counted, [])["verdict"] == "skip"
+    assert budgets.judge(counted, [0.2])["verdict"] == "ok" and budgets.judge(counted, [])["verdict"] == "skip"
 
 
 @pytest.mark.slow
@@ -118,19 +121,21 @@ def test_graph_v3_instruction_budget_tells_scalar_lanes_from_vectors(tmp_path):
     lane = '#define LANE_LOOP _Pragma("omp simd")'
     source = (ROOT / "ports" / "c" / "graph" / "simd.c").read_text()
     assert lane in source
-    impl = bench.Impl("c", ["{build}/autograd-c"], "port", "C port", ["v2", "v3"], target="{build}/autograd-c")
+    impl = impls.Impl("c", ["{build}/autograd-c"], "port", "C port", ["v2", "v3"], target="{build}/autograd-c")
     verdicts = {}
     for name, text in (("vectors", source), ("scalar", source.replace(lane, "#define LANE_LOOP"))):
-        folder = tmp_path / name / f"cpu-{bench.COUNT_CPU}"
+        folder = tmp_path / name / f"cpu-{budgets.COUNT_CPU}"
         shutil.copytree(ROOT / "ports" / "c", folder)
         (folder / "graph" / "simd.c").write_text(text)
-        opts = argparse.Namespace(build_dir=str(tmp_path / name), cpu=bench.COUNT_CPU, no_build=True, timeout=60)
-        flags = bench.make_variable("C_FLAGS", opts).replace("'", "")
+        opts = argparse.Namespace(build_dir=str(tmp_path / name), no_build=True, timeout=60)
+        flags = build.make_variable("C_FLAGS", opts.build_dir, budgets.COUNT_CPU).replace("'", "")
         subprocess.run(["cc", *flags.split(), "-o", str(folder / "autograd-c"), str(folder / "autograd.c"),
-                        *bench.make_variable("C_LIBS", opts).split()], check=True, timeout=300)
-        wanted, values, skips, problems = bench.instruction_budgets([bench.ImplState(impl, "ok", graph="yes")], opts)
+                        *build.make_variable("C_LIBS", opts.build_dir, budgets.COUNT_CPU).split()],
+                       check=True, timeout=300)
+        ok = state.ImplState(impl, state.ImplStatus.OK, graph="yes")
+        wanted, values, skips, problems = budgets.instruction_budgets([ok], opts)
         assert not skips and not problems and len(wanted) == 1
-        verdicts[name] = bench.judge(wanted[0], values[wanted[0].name])
+        verdicts[name] = budgets.judge(wanted[0], values[wanted[0].name])
     assert verdicts["vectors"]["verdict"] == "ok" and verdicts["vectors"]["median"] < 0.21
     assert verdicts["scalar"]["verdict"] == "BREACH" and verdicts["scalar"]["median"] > 0.26
 
@@ -158,6 +163,6 @@ def test_bench_ci_fails_a_v4_doing_the_work_of_one_thread(tmp_path):
         proc.stdout + proc.stderr[-3000:]
     verdict = {v["name"]: v for v in doc["budgets"]}
     assert verdict["zig v4 cpu/wall"]["verdict"] == "BREACH" and len(verdict["zig v4 cpu/wall"]["values"]) == 6
-    assert max(verdict["zig v4 cpu/wall"]["values"]) < bench.THREAD_BUSY
+    assert max(verdict["zig v4 cpu/wall"]["values"]) < budgets.THREAD_BUSY
     assert verdict["zig v4 / zig v3"]["verdict"] == "ok" and verdict["zig v4 / zig v3"]["values"] == [2 / 3] * 6
     assert len(result(doc, "zig", "v4")["budget_runs"]) == 6 and doc["config"]["budget_pairs"] == 6

@@ -1,7 +1,7 @@
 """Contract §1-§2 known answers: the reference itself, then every level of the program."""
 import pytest
 
-import reference as ref
+from harness import oracle as ref
 
 ALL_LEVELS = ref.SEQUENTIAL_LEVELS + ref.BATCHED_LEVELS
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-import reference as ref
+from harness import oracle as ref
 from conftest import BUILD, ROOT, TIMEOUT, make
 
 PTX = ROOT / BUILD / "autograd.ptx"
@@ -208,7 +208,7 @@ def test_the_device_script_skips_v5_without_a_device_and_still_scans_the_threads
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert f"skip: v5: {REFUSAL}" in proc.stdout
     sys.path.insert(0, str(ROOT / "scripts"))
-    import rawfile
+    from harness import rawfile
     (raw,) = tmp_path.glob(f"raw/*/*{rawfile.SUFFIX}")   # the scan's run, under RESULTS
     doc = rawfile.read(raw)
     timed = {(r["workload"], r["level"], r["threads"]) for r in doc["results"] if r["status"] == "ok"}

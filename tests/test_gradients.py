@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-import reference as ref
+from harness import oracle as ref
 
 rng = random.Random(20261130)
 POINTS = (

@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-import reference as ref
+from harness import oracle as ref
 from conftest import BUILD, ROOT, TIMEOUT
 from impls import SEQUENTIAL as SEQUENTIAL_LEVELS, WORKLOAD_LEVELS
 

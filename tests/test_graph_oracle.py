@@ -1,4 +1,4 @@
-"""A second oracle for the graph's known answers (contract-graph G4), sharing no code with tests/reference.py
+"""A second oracle for the graph's known answers (contract-graph G4), sharing no code with scripts/harness/oracle.py
 and needing no library: the graph of G1-G2 evaluated in 50-digit decimal arithmetic from the
 mathematical definitions, and every gradient by central finite differences of that evaluation.
 
@@ -13,7 +13,7 @@ from decimal import Decimal, localcontext
 
 import pytest
 
-import reference    # only for the known answers' table, which test_graph_reference checks against the docs
+from harness import oracle    # only for the known answers' table, which test_graph_reference checks against the docs
 
 DIGITS = 50
 H = Decimal("1e-20")
@@ -73,7 +73,7 @@ def test_the_known_answers_agree_with_a_decimal_evaluation(m, n):
     with localcontext() as ctx:
         ctx.prec = DIGITS
         totals = [sum(parts) for parts in zip(*(sample_sums(42, s, m) for s in range(n)))]
-    known = reference.GRAPH_KNOWN[(m, n)]
+    known = oracle.GRAPH_KNOWN[(m, n)]
     for name, exact, printed in zip(("sum_loss", "sum_grad_in", "sum_grad_all"), totals, known):
         rel = abs(Decimal(printed) - exact) / abs(exact)
         print(f"M={m} N={n} {name}: relative difference {rel:.2e}")

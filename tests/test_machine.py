@@ -1,4 +1,4 @@
-"""What a run records of the machine and of its processes (scripts/machine.py, bench.run_process): the CPU's
+"""What a run records of the machine and of its processes (scripts/machine.py, processes.run_process): the CPU's
 facts and slug, the vector line of a program's --version, the load other processes and the hypervisor put
 on the CPUs beside each timed run, a process's CPU time with its threads and children, the GPUs.
 """
@@ -16,8 +16,8 @@ from conftest import ROOT
 from fakes import FIXTURES
 
 sys.path.insert(0, str(ROOT / "scripts"))
-import bench  # noqa: E402
 import machine  # noqa: E402
+from harness import processes, timing  # noqa: E402
 
 
 CPUINFO_AMD = "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\n" \
@@ -87,18 +87,18 @@ def test_a_neighbour_spinning_on_a_cpu_reads_as_other_load():
         spinner.kill()
         spinner.wait()
     assert machine.other_load(before, after) >= 0.7
-    assert bench.neighbours(before, after)["other_load"] == round(machine.other_load(before, after), 3)
-    assert bench.neighbours(None, None) == {}
+    assert timing.neighbours(before, after)["other_load"] == round(machine.other_load(before, after), 3)
+    assert timing.neighbours(None, None) == {}
 
 
 def test_a_process_cpu_time_counts_its_threads_and_children():
-    one, two = (bench.run_process([sys.executable, str(FIXTURES / "fake_impl.py"), "good", "levels=v4", "burn=0.3",
+    one, two = (processes.run_process([sys.executable, str(FIXTURES / "fake_impl.py"), "good", "levels=v4", "burn=0.3",
                                    f"workers={w}", "--level", "v4", "--iters", "10", "--threads", "2", "--json"], 30)
                 for w in (1, 2))
     assert one.returncode == two.returncode == 0
     assert 0.25 < one.cpu <= one.wall * 1.05                             # one CPU busy: CPU time <= wall
     assert two.cpu > one.cpu + 0.2                                       # a second worker's 0.3 s counted too
-    sleeper = bench.run_process([sys.executable, "-c", "import time; time.sleep(0.3)"], 30)
+    sleeper = processes.run_process([sys.executable, "-c", "import time; time.sleep(0.3)"], 30)
     assert sleeper.wall >= 0.3 and sleeper.cpu < 0.2                     # waiting is not CPU time
 
 

@@ -10,11 +10,10 @@ import sys
 
 import pytest
 
-import reference
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "scripts"))
-import bench  # noqa: E402
+from harness import contract, oracle  # noqa: E402
 
 
 PEERS = {"numpy": ROOT / "peers" / "numpy_peer.py", "jax": ROOT / "peers" / "jax_peer.py",
@@ -57,13 +56,13 @@ def test_peer_known_answers(peer):
                               capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stderr
         (rec,) = [json.loads(ln) for ln in proc.stdout.splitlines()]
-        assert list(rec) in (bench.KEYS["softplus"], bench.OLD_SOFTPLUS_KEYS)
+        assert list(rec) in (contract.KEYS["softplus"], contract.OLD_SOFTPLUS_KEYS)
         assert (rec["impl"], rec["level"], rec["iters"], rec["threads"]) == (peer, PEER_LEVEL[peer], n, 1)
-        for got, want in zip(bench.sums_of(rec), reference.KNOWN_SUMS[n]):
-            assert reference.rel_diff(got, float(want)) <= reference.BATCHED_RTOL
+        for got, want in zip(contract.sums_of(rec), oracle.KNOWN_SUMS[n]):
+            assert oracle.rel_diff(got, float(want)) <= oracle.BATCHED_RTOL
     x, y = 0.75, -1.5
     proc = subprocess.run([sys.executable, str(PEERS[peer]), "--eval", str(x), str(y), "--json"],
                           capture_output=True, text=True, timeout=300)
     rec = json.loads(proc.stdout)
-    for got, want in zip((rec["f"], rec["dfdx"], rec["dfdy"]), reference.point(x, y)):
-        assert reference.rel_diff(got, want) <= 1e-14
+    for got, want in zip((rec["f"], rec["dfdx"], rec["dfdy"]), oracle.point(x, y)):
+        assert oracle.rel_diff(got, want) <= 1e-14

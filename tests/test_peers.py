@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-import reference
+from harness import oracle
 from impls import DEFAULT, SEQUENTIAL
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,7 +26,7 @@ PEERS = {name: ROOT / "peers" / f"{name.replace('-', '_')}_peer.py"
 PORT = ROOT / "ports" / "python" / "autograd.py"
 REGISTRY = {i.name: i for i in DEFAULT}
 # The graph levels each peer's registry entry lists, and the tolerance each is held to (G4).
-GRAPH_LEVELS = {(i.name, lv): reference.GRAPH_SEQUENTIAL_RTOL if lv in SEQUENTIAL else reference.GRAPH_BATCHED_RTOL
+GRAPH_LEVELS = {(i.name, lv): oracle.GRAPH_SEQUENTIAL_RTOL if lv in SEQUENTIAL else oracle.GRAPH_BATCHED_RTOL
                 for i in DEFAULT if i.name in PEERS for lv in i.graph_levels}
 WITHOUT_GRAPH = [name for name in PEERS if not REGISTRY[name].graph_levels]
 GRAPH_KEYS = ["impl", "workload", "level", "ops", "iters", "seed", "threads", "seconds", "cpu_seconds",
@@ -67,8 +67,8 @@ def test_graph_known_answers(peer, level):
         assert list(rec) == keys
         assert (rec["impl"], rec["workload"], rec["level"], rec["ops"], rec["iters"], rec["seed"], rec["threads"]) == \
             (peer, "graph", level, m, n, 42, 1)
-        for key, want in zip(("sum_loss", "sum_grad_in", "sum_grad_all"), reference.GRAPH_KNOWN[(m, n)]):
-            assert reference.rel_diff(rec[key], float(want)) <= rtol, (m, n, key, rec[key], want)
+        for key, want in zip(("sum_loss", "sum_grad_in", "sum_grad_all"), oracle.GRAPH_KNOWN[(m, n)]):
+            assert oracle.rel_diff(rec[key], float(want)) <= rtol, (m, n, key, rec[key], want)
 
 
 @pytest.mark.parametrize("peer, level", list(GRAPH_LEVELS), ids=[f"{p}-{lv}" for p, lv in GRAPH_LEVELS])
@@ -78,9 +78,9 @@ def test_graph_other_seeds_and_sizes(peer, level):
     rtol = GRAPH_LEVELS[(peer, level)]
     for seed, m, n in [(0, 7, 5), (2**64 - 1, 33, 4)]:
         (rec,) = graph_records(peer, "--level", level, "--ops", str(m), "--iters", str(n), "--seed", str(seed))
-        want = reference.graph_sums(seed, m, n)
+        want = oracle.graph_sums(seed, m, n)
         for got, w in zip((rec["sum_loss"], rec["sum_grad_in"], rec["sum_grad_all"]), want):
-            assert reference.rel_diff(got, w) <= rtol, (seed, m, n, got, w)
+            assert oracle.rel_diff(got, w) <= rtol, (seed, m, n, got, w)
 
 
 @pytest.mark.parametrize("peer", ["torch", "jax"])
@@ -93,8 +93,8 @@ def test_graph_chunks_add_up(peer, monkeypatch):
     monkeypatch.setattr(module, "GRAPH_MAX_LANES", 4)
     assert module.graph_lanes(10, 1000) == 4
     got = module.run_graph("v3", 42, 10, 10, 1)
-    for g, w in zip(got, reference.graph_sums(42, 10, 10)):
-        assert reference.rel_diff(g, w) <= reference.GRAPH_BATCHED_RTOL
+    for g, w in zip(got, oracle.graph_sums(42, 10, 10)):
+        assert oracle.rel_diff(g, w) <= oracle.GRAPH_BATCHED_RTOL
 
 
 def test_torch_graph_text_and_level_all():
@@ -110,8 +110,8 @@ def test_torch_graph_text_and_level_all():
     assert rows[0][8] == "1.0x" and rows[1][8].endswith("x")
     for r in rows:
         assert r[3:5] == ["10", "3"]
-        for got, want in zip(r[9:], reference.GRAPH_KNOWN[(10, 3)]):
-            assert reference.rel_diff(float(got), float(want)) <= reference.GRAPH_BATCHED_RTOL
+        for got, want in zip(r[9:], oracle.GRAPH_KNOWN[(10, 3)]):
+            assert oracle.rel_diff(float(got), float(want)) <= oracle.GRAPH_BATCHED_RTOL
 
 
 def test_jax_graph_text_reports_compile_time_on_a_line_of_its_own():

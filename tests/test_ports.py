@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-import reference as ref
+from harness import oracle as ref
 from conftest import IMPLS, skip_without_program
 from test_cli import BAD_ARGS
 

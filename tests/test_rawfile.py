@@ -16,8 +16,7 @@ from conftest import ROOT
 from fakes import BENCH, fake, result, run_bench
 
 sys.path.insert(0, str(ROOT / "scripts"))
-import bench  # noqa: E402
-import rawfile  # noqa: E402
+from harness import rawfile  # noqa: E402
 
 
 @pytest.mark.slow
@@ -27,7 +26,7 @@ def test_raw_file_has_the_interval_machine_and_targets(tmp_path):
                           fake("good", "ns=120", name="c"), extra=("--repeats", "6"))
     assert proc.returncode == 0, proc.stderr
     m = doc["machine"]
-    assert doc["schema"] == bench.SCHEMA == 2
+    assert doc["schema"] == rawfile.SCHEMA == 2
     for key in ("cpu", "cpu_family", "cpu_model", "avx2", "avx512f", "cores", "slug", "git_commit", "date",
                 "other_load"):
         assert key in m
@@ -78,14 +77,14 @@ def test_the_raw_file_is_compressed_json_and_the_same_bytes_for_the_same_run(tmp
 
 def test_write_atomic_never_leaves_half_a_file(tmp_path, monkeypatch):
     target = tmp_path / "raw" / "run.json"
-    bench.write_atomic(target, '{"old": true}\n')
+    rawfile.write_atomic(target, '{"old": true}\n')
     assert json.loads(target.read_text()) == {"old": True}
 
     def interrupted(fd):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(bench.os, "fsync", interrupted)
+    monkeypatch.setattr(rawfile.os, "fsync", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        bench.write_atomic(target, '{"new": true, "padding": "' + "x" * 100_000 + '"}\n')
+        rawfile.write_atomic(target, '{"new": true, "padding": "' + "x" * 100_000 + '"}\n')
     assert json.loads(target.read_text()) == {"old": True}               # the old file, whole
     assert [p.name for p in target.parent.iterdir()] == ["run.json"]     # no temporary left

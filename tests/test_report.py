@@ -17,7 +17,7 @@ from conftest import ROOT
 from fakes import FIXTURES, REPORT
 
 sys.path.insert(0, str(ROOT / "scripts"))
-import rawfile  # noqa: E402
+from harness import rawfile  # noqa: E402
 
 
 def report_pages(out: Path) -> str:

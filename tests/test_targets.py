@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-import reference as ref
+from harness import oracle as ref
 from conftest import ROOT, BUILD
 from impls import ALL_LEVELS, DEFAULT
 

@@ -1,4 +1,4 @@
-"""Distribution-free statistics of repeated timings (scripts/bench.py, scripts/report.py).
+"""Distribution-free statistics of repeated timings, and pairing: shared by bench and report.
 
 Run times are skewed (noise only ever adds time) and few, so no normal approximation: the
 median, and a confidence interval for it from order statistics. Whatever the distribution,
@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import statistics
 from math import comb
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence, TypeVar
+
+T = TypeVar("T")
 
 
 def binomial_cdf(j: int, n: int) -> float:
@@ -61,3 +63,28 @@ def paired_reading(ratios: list[float]) -> dict[str, Any]:
     low, high, coverage = median_ci(ratios)
     return {"ratios": ratios, "median": median(ratios), "interval": [low, high], "coverage": coverage,
             "read": "tie" if low <= 1.0 <= high else ("faster" if high < 1.0 else "slower")}
+
+
+def fastest(cell: Sequence[T], median_of: Callable[[T], float], ratios_of: Callable[[T, T], list[float]]) -> T:
+    """A cell's fastest, by its adjacent runs: the one of smallest median per sample is the first guess (the
+    first of equals), and whichever beats it by most in their paired ratios (`ratios_of(a, b)`: a over b, a
+    median below 1.00) takes its place. The medians of separate runs can disagree with the pairs when the
+    machine's speed drifts from round to round (tests replay such a run: docs/benchmarking.md)."""
+    first = min(cell, key=median_of)
+    best, best_median = first, 1.0
+    for c in cell:
+        ratios = ratios_of(c, first) if c is not first else []
+        if ratios and median(ratios) < best_median:
+            best, best_median = c, median(ratios)
+    return best
+
+
+def no_pairs(a: Any, b: Any) -> list[float]:
+    """ratios_of for a run without adjacent pairs: fastest is then the smallest median."""
+    return []
+
+
+def hardest(readings: Sequence[tuple[T, dict[str, Any]]]) -> tuple[T, dict[str, Any]]:
+    """Of (other, paired reading of one side over other), the other that side fares worst against: the
+    largest median of its paired ratios (how Codon's best port is named)."""
+    return max(readings, key=lambda r: r[1]["median"])

@@ -1,0 +1,23 @@
+"""The benchmark harness as a package, one module per stage; scripts/bench.py and scripts/report.py are its
+command lines.
+
+bench (`make bench`, `make bench-ci`):
+    options      the presets (full run, CI) and the command line's value types
+    processes    running one child in its own process group, with a timeout; its CPU time; progress lines
+    oracle       the independent plain-Python reference (contract §1-§2, contract-graph G1-G4)
+    contract     what a program's JSON line must hold, the sums' tolerances, the reference's sums
+    state        the run's state: ImplState and Pair, their statuses, one run of a pair
+    build        make every implementation, probe the graph workload and the GPU, record toolchains
+    verify       check every pair against the reference before timing, and the timed sums after
+    calibrate    the N of each (workload, level)
+    timing       the rounds of timed runs, each pair's results entry, the paired comparisons
+    budgets      the CI budgets (`--ci`): adjacent pairs of runs; instructions: their callgrind counts
+    host         the machine's facts for the raw file
+    session      the whole run, from the options to the raw file and the summary on the terminal
+    rawfile      the raw file: schema, atomic writing, reading
+    analysis     distribution-free statistics and pairing, shared by bench and report
+The registry of implementations and levels is scripts/impls.py, the machine's facts scripts/machine.py.
+"""
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent.parent

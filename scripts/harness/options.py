@@ -1,0 +1,69 @@
+"""The command line's presets (a full `make bench`, the CI timing job) and its value types."""
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+
+from impls import WORKLOAD_LEVELS, WORKLOADS
+
+
+@dataclass(frozen=True)
+class Preset:
+    """Defaults of a kind of run; a flag given on the command line overrides each."""
+    min_time: float
+    repeats: int
+    results_dir: str | None          # None: <build dir>/bench-ci
+    peers: bool
+    timeout: float
+    thread_scan: bool
+    workloads: tuple[str, ...]
+    budget_pairs: int = 0            # adjacent pairs of runs per CI budget (none outside --ci)
+    graph_levels: tuple[str, ...] = tuple(WORKLOAD_LEVELS["graph"])   # the graph levels timed
+
+
+# Many short rounds rank better than a few long ones: the paired ratios' 95% interval shrinks with the
+# number of pairs. The measurements behind 70 rounds of 0.04 s (median half-widths against rounds and run
+# length, on the 2-core Zen 3) are docs/benchmarking.md's precision-runs table, which report.py generates: 45 rounds
+# met ±5% at the median compiled pair with the five original rows, not with every row (some rows run fewer
+# rounds, Impl.rounds), where 70 do.
+FULL = Preset(min_time=0.04, repeats=70, results_dir="results", peers=True, timeout=120.0, thread_scan=True,
+              workloads=tuple(WORKLOADS))
+
+
+# Every run lasts 0.25 s or more, long enough for v4's threads to show; the budgets take 9 adjacent
+# pairs each (see Budget); the graph at the levels its budgets compare. About 2.5 minutes after
+# the builds.
+CI = Preset(min_time=0.25, repeats=3, results_dir=None, peers=False, timeout=60.0, thread_scan=False,
+            workloads=("softplus", "graph"), budget_pairs=9, graph_levels=("v2", "v3"))
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text}")
+    return value
+
+
+def seed_int(text: str) -> int:
+    """argparse type: a seed, 0 <= S < 2^64 (contract §4)."""
+    value = int(text)
+    if not 0 <= value < 2**64:
+        raise argparse.ArgumentTypeError(f"must be from 0 to 2^64-1, got {text}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """argparse type: a number of seconds > 0."""
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
+    return value
+
+
+def name_list(text: str) -> list[str]:
+    """argparse type: a comma-separated list of names."""
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("needs at least one name")
+    return names
