@@ -44,7 +44,7 @@ from harness.contract import disagreement, sums_of, tolerance
 from harness.options import name_list, positive_float, positive_int
 from harness.state import Pair, run_pair
 from impls import DEFAULT, GPU_LEVELS, LEVELS, WORKLOAD_LEVELS, Impl, ranking_clock
-from report import TIE
+from harness.rundata import TIE
 
 WORKLOADS = {  # workload: (extra arguments, levels, first count to try)
     "softplus": ([], LEVELS + GPU_LEVELS, 100_000),

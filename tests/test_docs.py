@@ -18,17 +18,17 @@ def test_the_top_readme_shows_a_module_diff_that_works():
 def test_the_readmes_numbers_are_generated_from_the_raw_files_they_cite():
     """Every report block of the README equals what scripts/report.py makes of the raw file it names
     (audit 7): regenerate them with `python scripts/report.py --readme README.md`."""
-    import report
+    from harness import blocks
     text = (ROOT / "README.md").read_text()
-    names = [m["name"] for m in report.BLOCK.finditer(text)]
+    names = [m["name"] for m in blocks.BLOCK.finditer(text)]
     assert {"headline", "which-tool", "codon-needs", "softplus-ns", "graph-ns"} <= set(names)
-    for m in report.BLOCK.finditer(text):
+    for m in blocks.BLOCK.finditer(text):
         if m["raw"] is None:                                    # drawn from the sources (codon-needs)
             continue
-        files = sorted(ROOT.glob(m["raw"])) if m["name"] in report.MANY_BLOCKS else [ROOT / m["raw"]]
+        files = sorted(ROOT.glob(m["raw"])) if m["name"] in blocks.MANY_BLOCKS else [ROOT / m["raw"]]
         assert files and all(f.is_file() for f in files), m["raw"]
         assert m["raw"].startswith(("results/raw/", "results/gpu/raw/")), m["raw"]   # make bench's, gpu_bench.sh's
-    assert report.fill_blocks(text) == text
+    assert blocks.fill_blocks(text) == text
 
 
 def test_the_committed_runs_are_compressed():
@@ -114,17 +114,17 @@ def test_the_link_checker_finds_a_broken_link_and_a_missing_anchor(tmp_path):
 
 def generated_pages() -> list[Path]:
     """The pages holding report blocks: the README and docs/."""
-    import report
+    from harness import blocks
     pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
-    return [p for p in pages if report.BLOCK.search(p.read_text())]
+    return [p for p in pages if blocks.BLOCK.search(p.read_text())]
 
 
 def test_every_pages_generated_blocks_are_current():
     """The README's and docs/'s report blocks equal what report.py makes of the raw files (and sources) they
     name: `python scripts/report.py --readme FILE ...` regenerates them."""
-    import report
+    from harness import blocks
     stale = [str(p.relative_to(ROOT)) for p in generated_pages()
-             if report.fill_blocks(p.read_text(), base=p.parent) != p.read_text()]
+             if blocks.fill_blocks(p.read_text(), base=p.parent) != p.read_text()]
     assert not stale, f"stale report blocks in {stale}: run python scripts/report.py --readme {' '.join(stale)}"
 
 
@@ -149,8 +149,8 @@ def test_what_codon_needed_is_counted_from_the_sources(tmp_path):
 
 def readme_prose() -> str:
     """The README without its generated blocks and code blocks."""
-    import report
-    text = report.BLOCK.sub("", (ROOT / "README.md").read_text())
+    from harness import blocks
+    text = blocks.BLOCK.sub("", (ROOT / "README.md").read_text())
     return re.sub(r"```.*?```", "", text, flags=re.S)
 
 
@@ -171,8 +171,8 @@ def test_the_readme_is_a_front_page():
 
 def test_the_headline_chart_is_drawn_from_the_headline_blocks_run():
     """results/headline.png carries the raw file it was drawn from; it must be the README headline block's."""
-    import report
-    (m,) = [m for m in report.BLOCK.finditer((ROOT / "README.md").read_text()) if m["name"] == "headline"]
+    from harness import blocks
+    (m,) = [m for m in blocks.BLOCK.finditer((ROOT / "README.md").read_text()) if m["name"] == "headline"]
     png = (ROOT / "results" / "headline.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     assert f"scripts/report.py {m['raw']})".encode() in png, "stale: python scripts/report.py --readme README.md"
@@ -188,3 +188,4 @@ def test_make_help_lists_every_target_once():
              if ln.startswith(".PHONY:") for t in ln.split(":", 1)[1].split()]
     assert sorted(listed) == sorted(set(listed)) == sorted(phony), (listed, phony)
     assert all(len(ln.split(None, 1)) == 2 for ln in out.splitlines() if ln.strip())
+

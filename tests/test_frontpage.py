@@ -1,4 +1,4 @@
-"""The README's generated front page (scripts/frontpage.py): the headline's comparisons and verdicts, and the
+"""The README's generated front page (scripts/harness/frontpage.py): the headline's comparisons and verdicts, and the
 table of which tool to use, from a made-up run whose every ratio is exact."""
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
-import frontpage  # noqa: E402
-import report  # noqa: E402
+from harness import frontpage, rawfile, rundata  # noqa: E402
 
 ROUNDS = 7
 
@@ -27,7 +26,7 @@ def result(name: str, workload: str, level: str, seconds: float, ops: int | None
             "runs": [{"round": k, "seconds": seconds, "cpu_seconds": seconds} for k in range(ROUNDS)]}
 
 
-def run() -> report.Data:
+def run() -> rundata.Data:
     """Codon at 1.0 s everywhere; C twice as slow, Zig as fast, Rust absent; a peer graph row at 100 ops."""
     results = []
     for workload in ("softplus", "graph"):
@@ -36,14 +35,14 @@ def run() -> report.Data:
                         result("zig", workload, level, 1.0)]
     results.append(result("jax", "graph", "v3", 0.01, ops=100))       # fewer ops: not paired per sample
     results.append(result("python", "softplus", "v1", 100.0))
-    doc = {"schema": report.SCHEMA, "command": "bench.py",
+    doc = {"schema": rawfile.SCHEMA, "command": "bench.py",
            "machine": {"cpu": "Made-up CPU", "cpu_family": 6, "cpu_model": 1, "cores": 2, "avx512f": True,
                        "slug": "made-up", "git_commit": "0123456789abcdef", "date": "2026-12-06T00:00:00+00:00"},
            "config": {"repeats": ROUNDS, "ops": 10_000},
            "implementations": [impl("codon", "codon"), impl("c"), impl("zig"), impl("rust"), impl("jax", "peer", False),
                                impl("python", compiled=False)],
            "results": results}
-    return report.Data(doc, ROOT / "made-up.json")
+    return rundata.Data(doc, ROOT / "made-up.json")
 
 
 def row(lines: list[str], name: str) -> list[str]:

@@ -17,7 +17,7 @@ from conftest import ROOT
 from fakes import FIXTURES, REPORT
 
 sys.path.insert(0, str(ROOT / "scripts"))
-from harness import rawfile  # noqa: E402
+from harness import rawfile, rundata, tables  # noqa: E402
 
 
 def report_pages(out: Path) -> str:
@@ -229,7 +229,6 @@ def test_the_gpu_table_has_each_fixed_n_run_and_the_thread_table_its_cpu_over_wa
     """gpu_bench.sh's runs (docs/gpu.md): one row per run at a fixed N with v4 or v5, none for the
     calibrated thread scan; v4 over v5 is the ratio of their medians. The thread table says how many CPUs
     each v4 kept busy."""
-    import report
     v5 = json.loads((FIXTURES / "bench-small.json").read_text())
     v5["config"]["iters"] = 10**9
     row = next(r for r in v5["results"] if (r["impl"], r["workload"], r["level"]) == ("codon", "softplus", "v4"))
@@ -237,15 +236,15 @@ def test_the_gpu_table_has_each_fixed_n_run_and_the_thread_table_its_cpu_over_wa
                                                "ci_ns_per_iter": [0.009, 0.011]}]
     scan = json.loads((FIXTURES / "bench-small.json").read_text())
     scan["config"]["iters"] = None
-    runs = [report.Data(doc, tmp_path / name) for doc, name in ((v5, "a.json"), (scan, "b.json"))]
-    rows = [ln for ln in report.gpu_table(runs) if ln.startswith("| [")]
+    runs = [rundata.Data(doc, tmp_path / name) for doc, name in ((v5, "a.json"), (scan, "b.json"))]
+    rows = [ln for ln in tables.gpu_table(runs) if ln.startswith("| [")]
     assert len(rows) == 1 and rows[0].startswith("| [a.json]"), rows
     cells = [c.strip() for c in rows[0].strip("|").split("|")]
     assert cells[2:4] == ["1e09", "16"] and cells[-2] == "0.01 [0.009, 0.011]"
     assert cells[-1] == f"{row['ns_per_iter'] / 0.01:.0f}x"
     runs_ = [{"seconds": 1.0, "cpu_seconds": c} for c in (1.5, 2.0, 1.9)]
-    assert report.busy({"runs": runs_}) == 1.9 and report.busy({"runs": []}) is None
-    header = next(ln for ln in report.threads_table(report.Data(scan, tmp_path / "b.json")) if ln.startswith("| v4"))
+    assert tables.busy({"runs": runs_}) == 1.9 and tables.busy({"runs": []}) is None
+    header = next(ln for ln in tables.threads_table(rundata.Data(scan, tmp_path / "b.json")) if ln.startswith("| v4"))
     assert header.rstrip().endswith("| CPU / wall |")
 
 
@@ -275,7 +274,6 @@ def test_report_states_the_half_width_of_its_paired_intervals_and_the_pairs_of_a
     """Issue 15's goal is stated per run: the median half-width of the paired intervals (compiled pairs, and
     all), from report.py, not by hand; a reading from fewer pairs than the run's rounds says how many."""
     sys.path.insert(0, str(ROOT / "scripts"))
-    import report
     path = ROOT / "tests" / "fixtures" / "bench-small.json"
     doc = json.loads(path.read_text())
     widths = {("c", "v2"): (0.9, 1.1), ("c", "v1"): (0.95, 1.05), ("python", "v2"): (0.5, 1.5)}
@@ -283,16 +281,16 @@ def test_report_states_the_half_width_of_its_paired_intervals_and_the_pairs_of_a
         if (r["impl"], r["level"]) in widths and r["workload"] == "softplus" and r["status"] == "ok":
             r["paired"] = {"against": "codon", "clock": "cpu_seconds", "ratios": [1.0] * 7, "median": 1.0,
                            "interval": list(widths[(r["impl"], r["level"])]), "coverage": 0.98, "read": "tie"}
-    d = report.Data(doc, path)
-    w = report.half_widths(d)
+    d = rundata.Data(doc, path)
+    w = tables.half_widths(d)
     assert sorted(round(x, 6) for x in w["compiled"]) == [0.05, 0.1]        # c v1, c v2: python is not compiled
     assert sorted(round(x, 6) for x in w["all"]) == [0.05, 0.1, 0.5]
-    (line, _) = report.precision(d)
+    (line, _) = tables.precision(d)
     assert "±7.5% at the median of its 2 paired ratios between compiled programs" in line, line
     assert "±10.0% at the median of all 3" in line and "123 s in all" in line and "7 rounds" in line
     e = {"ratios": [1.0] * 3, "median": 1.0, "interval": [0.9, 1.2], "read": "tie"}
-    assert report.reading(e, pairs=7) == "≈1.00 [0.90, 1.20] (3 pairs)"
-    assert report.reading(e, pairs=3) == "≈1.00 [0.90, 1.20]"
+    assert tables.reading(e, pairs=7) == "≈1.00 [0.90, 1.20] (3 pairs)"
+    assert tables.reading(e, pairs=3) == "≈1.00 [0.90, 1.20]"
 
 
 # --- scripts/modes.py: one cell's paired ratios, split by how fast both runs were ---------------

@@ -7,8 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import codon_needs
+from harness import analysis
+from harness.charts import footer
+from harness.rundata import TIE, Data
+from harness.tables import PAIRED, reading, table
 from impls import LEVELS
-from report import PAIRED, TIE, Data, footer, reading, table
 
 # The systems languages the headline names, as registry names and as the README spells them.
 SYSTEMS = {"c": "C", "rust": "Rust", "zig": "Zig"}
@@ -54,9 +57,9 @@ def against(d: Data, other: str, workload: str, level: str) -> dict[str, Any] | 
 
 def best_of_all(d: Data, workload: str, level: str) -> tuple[str, dict[str, Any]] | None:
     """The implementation Codon fares worst against at a level (the largest median of Codon's paired ratios,
-    as bench.py names the best port), among every other implementation timed at the run's ops."""
+    as bench.py names the best port: analysis.hardest), among every other implementation timed at the run's ops."""
     readings = [(n, e) for n in d.names(workload) if (e := against(d, n, workload, level))]
-    return max(readings, key=lambda ne: ne[1]["median"]) if readings else None
+    return analysis.hardest(readings) if readings else None
 
 
 def levels_of(d: Data, workload: str) -> list[str]:
