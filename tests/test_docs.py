@@ -189,3 +189,19 @@ def test_make_help_lists_every_target_once():
     assert sorted(listed) == sorted(set(listed)) == sorted(phony), (listed, phony)
     assert all(len(ln.split(None, 1)) == 2 for ln in out.splitlines() if ln.strip())
 
+
+def test_the_harness_is_a_package_of_short_modules_that_imports_nothing_from_tests():
+    """CONTRIBUTING's promise (issue 50): no Python file under scripts/ over 400 lines, bench.py and report.py
+    thin command lines over scripts/harness/, and no script importing bench.py or anything under tests/."""
+    import ast
+    long = {str(p.relative_to(ROOT)): n for p in sorted((ROOT / "scripts").rglob("*.py"))
+            if (n := len(p.read_text().splitlines())) > 400}
+    assert not long, long
+    for path in sorted((ROOT / "scripts").rglob("*.py")):
+        imported = {a.name.split(".")[0] for node in ast.walk(ast.parse(path.read_text()))
+                    if isinstance(node, ast.Import) for a in node.names}
+        imported |= {node.module.split(".")[0] for node in ast.walk(ast.parse(path.read_text()))
+                     if isinstance(node, ast.ImportFrom) and node.module}
+        forbidden = {"bench", "report"} | {p.stem for p in (ROOT / "tests").glob("*.py")}
+        assert not imported & forbidden, (path.relative_to(ROOT), imported & forbidden)
+    assert not (ROOT / "tests" / "reference.py").exists()
