@@ -4,7 +4,6 @@ the C port's scalar graph lanes from its vector ones by instruction count (with 
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -17,6 +16,7 @@ from conftest import BUILD, ROOT
 from fakes import fake, result, run_bench
 
 sys.path.insert(0, str(ROOT / "scripts"))
+import bench  # noqa: E402
 import impls  # noqa: E402
 import machine  # noqa: E402
 from harness import budgets, build, state  # noqa: E402
@@ -127,7 +127,7 @@ def test_graph_v3_instruction_budget_tells_scalar_lanes_from_vectors(tmp_path):
         folder = tmp_path / name / f"cpu-{budgets.COUNT_CPU}"
         shutil.copytree(ROOT / "ports" / "c", folder)
         (folder / "graph" / "simd.c").write_text(text)
-        opts = argparse.Namespace(build_dir=str(tmp_path / name), no_build=True, timeout=60)
+        opts = bench.parse_args(["--build-dir", str(tmp_path / name), "--no-build", "--timeout", "60"])
         flags = build.make_variable("C_FLAGS", opts.build_dir, budgets.COUNT_CPU).replace("'", "")
         subprocess.run(["cc", *flags.split(), "-o", str(folder / "autograd-c"), str(folder / "autograd.c"),
                         *build.make_variable("C_LIBS", opts.build_dir, budgets.COUNT_CPU).split()],
