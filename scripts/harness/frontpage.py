@@ -167,6 +167,8 @@ def headline_chart(d: Data, path: Path) -> None:
                  "(median of paired runs, 95% interval)", fontsize=10)
     fig.text(0.01, 0.005, footer(d), fontsize=7, color="grey")
     fig.tight_layout(rect=(0, 0.03, 1, 1))
+    # The PNG names the module by its path before the harness was a package: the committed chart's bytes stay
+    # those report.py regenerates.
     fig.savefig(path, dpi=100, metadata={"Description": footer(d), "Software": "scripts/frontpage.py (matplotlib)"})
     plt.close(fig)
 
