@@ -47,39 +47,10 @@ class Budget:
         return f"{side(self.subject)} / {side(self.baseline)}" + (" instr" if self.kind == "instructions" else "")
 
 
-# The budgets are judged on CI.budget_pairs (9) adjacent pairs of runs each, every run calibrated to
-# last at least the CI's --min-time; the rounds interleave the budgets in a shuffled order. With
-# 9 values the 95% interval of the median is [x(2), x(8)]: a budget fails only when 8 of its 9
-# pairs are past the limit. Figures:
-# - AVX2: AMD EPYC family 25 model 1 (Zen 3), 2 vCPUs, idle, 2026-12-01: 10 consecutive make bench-ci
-#   (all passed) and 3 runs of each sabotaged build (all caught), by `scripts/ci_trials.py --runs 10
-#   --sabotage all` (results/ci-trials/amd-epyc-fam25-model1-avx2/2026-12-01T091249Z.json). Per budget:
-#   the range of the 10 runs' medians, [the range of single pairs].
-# - AVX-512: AMD EPYC family 25 model 17 (Zen 4), 2 vCPUs, 2026-12-01, by the budgets' earlier form
-#   (best of 5 runs of 50 ms; medians of 7 in results/raw/amd-epyc-fam25-model17-avx512/): no
-#   paired figures or CPU/wall from that machine yet.
-#   codon v2 / c v2      AVX2 0.99-1.06 [0.76-1.29]; AVX-512 0.92-1.00, once 1.51 at load 4      -> <= 1.25
-#   codon v3 / c v3      AVX2 0.96-1.15 [0.75-1.52]; AVX-512 0.78-0.97                           -> <= 1.35
-#   v3 / own v2          AVX2 (width 4) codon 0.30-0.35, c 0.29-0.39, zig 0.24-0.27, rust 0.28-0.33
-#                        [0.19-0.49]; AVX-512 (width 8) 1/5.3-1/4.3 (zig 1/6.6-1/6.0); scalar code
-#                        (width 1) 1/1.3-1/1.0   -> <= 1/2.8, 1/2.0, 1/1.3 at widths 8, 4, 2 (SIMD_GAIN)
-#   graph v3 / own v2    AVX2 (width 4) 0.19-0.24 [0.14-0.31]; AVX-512 medians 1/7.5-1/5.1, runs
-#                        apart 1/4.0 at worst; C's graph lanes scalar (sabotaged) AVX2 0.30-0.32
-#                        [0.25-0.41]   -> <= 1/2.5, 1/2.0, 1/1.3 at widths 8, 4, 2 (GRAPH_SIMD_GAIN):
-#                        a v3 that lost its batching; scalar lanes are the instruction budget's
-#   v4 / own v3          AVX2 0.50-0.65 [0.37-0.93]; v4 doing the work of one thread (sabotaged, every
-#                        port) 0.93-1.10 [0.67-1.54]: single pairs overlap, because one vCPU's speed
-#                        changes from run to run (the two seem to share a core at times); AVX-512
-#                        1/1.98-1/1.61   -> <= 1.0 (THREAD_GAIN): a v4 slower than its v3. Whether v4
-#                        uses its threads is:
-#   v4 cpu/wall          AVX2 1.82-1.95 [1.40-1.99] (a second series of 10, T103546Z.json: 1.71-1.95
-#                        [1.54-1.99]), every port; one thread's work (sabotaged) 0.99-1.01
-#                        [0.98-1.02]; AVX-512 not measured (its v4 speed-ups of 1.6-2.0x need at least
-#                        as many CPUs busy)   -> >= 1.3 (THREAD_BUSY)
-# The timed budgets are judged only when other processes left FREE_TWO CPUs free while they ran
-# (v4's; measured from /proc/stat, steal included), and none when they left under FREE_ONE. With a
-# process spinning on one CPU (ci_trials.py --neighbour, 5 runs, results/ci-trials/.../T100915Z.json)
-# all passed, v4's skipped; codon v2 / c v2 0.99-1.04 [0.91-1.24], codon v3 / c v3 1.04-1.12 [0.86-1.35].
+# The budgets are judged on CI.budget_pairs adjacent pairs of runs each; a budget fails only when the 95%
+# interval of its pairs' median lies wholly past its limit. The timed budgets are judged only when other
+# processes left FREE_TWO CPUs free (v4's) or FREE_ONE (the rest). Each limit sits between what every port
+# measured and what a sabotaged build measured: the figures are in docs/benchmarking.md (`make bench-ci`).
 V2_LIMIT, V3_LIMIT, THREAD_GAIN, THREAD_BUSY = 1.25, 1.35, 1.0, 1.3
 FREE_ONE, FREE_TWO = 0.75, 1.75      # CPUs free of other processes that the budgets (v4's) need judged
 SIMD_GAIN = {8: 2.8, 4: 2.0, 2: 1.3}  # the least v3 / v2 speed-up by vector width (at least this wide)

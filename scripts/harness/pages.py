@@ -79,7 +79,7 @@ def machine_section(d: Data, charts: list[str], out: Path) -> list[str]:
 
 
 def codon_vs_best(d: Data, workload: str, level: str, interval: bool = True) -> tuple[str, str]:
-    """Codon over the best compiled port at a level, as a cell (`0.96 [0.95, 0.98] (zig)`; without the
+    """Codon over the best compiled port at a level, as a cell (`MEDIAN [LOW, HIGH] (PORT)`; without the
     interval if not `interval`), and its read: 'faster', 'tie' or 'slower' ('' where not timed). From the
     run's paired ratios where it has them, else the ratio of medians (a tie where their intervals overlap)."""
     e = d.codon_best.get((workload, level))

@@ -231,7 +231,7 @@ def machine_table(d: Data) -> list[str]:
 
 
 def reading(e: dict[str, Any] | None, *, name: str = "", pairs: int | None = None) -> str:
-    """A paired reading as `0.95 [0.94, 0.98]`, `≈` first when its interval holds 1.00, its number of pairs
+    """A paired reading as `MEDIAN [LOW, HIGH]`, `≈` first when its interval holds 1.00, its number of pairs
     added where it is not `pairs` (a side with fewer rounds, Impl.rounds); '-' when absent."""
     if not e:
         return "-"
