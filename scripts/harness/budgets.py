@@ -171,20 +171,13 @@ def check_budgets(values: dict[str, list[float]], wanted: list[Budget]) -> tuple
 
 # --- CI instruction budgets ------------------------------------------------------------------
 # Time tells a graph v3 whose lane loops run scalar from one whose loops are vectors only by a thin
-# margin: the C port's graph v3 without its `omp simd` (gcc then unrolls the lanes to scalar libm
-# calls) is still 3.2-3.4x its v2 on the AVX2 Zen 3 (medians of 9 pairs; single pairs 2.4-4.0x)
-# against 4.6-5.1x with it (single pairs 3.3-6.5x). Instructions tell at once, and they barely
-# vary from run to run (C, Zig, Rust not at all; Codon's runtime by under 5%). callgrind counts
-# each graph level's instructions at 32 and 64 samples of 10,000 ops (the difference is the
-# per-sample cost, without start-up or recording) on a build for x86-64-v3 (valgrind 3.19 cannot
-# run AVX-512 code; the same binaries then run on both kinds of host, though the counts are not
-# yet checked on the AVX-512 one), with OPENBLAS_NUM_THREADS=1 (Codon's runtime would otherwise
-# start OpenBLAS threads that callgrind counts while they spin). Per sample, x86-64-v3 builds,
-# counted on the AVX2 Zen 3 (2026-12-01; scripts/ci_trials.py's c-graph-scalar-lanes is the
-# sabotaged one):
-#   graph v3 / graph v2   codon 0.196-0.205, c 0.199, zig 0.200, rust 0.177 (10 runs of
-#                         make bench-ci, results/ci-trials/ as above); C with scalar lanes 0.278 (3
-#                         runs)   -> at most 0.24 (GRAPH_V3_INSTRUCTIONS)
+# margin; instructions tell at once, and barely vary from run to run. callgrind counts each graph
+# level's instructions at COUNT_SAMPLES samples of COUNT_OPS ops (the difference is the per-sample
+# cost, without start-up or recording) on a build for COUNT_CPU (valgrind cannot run AVX-512 code, so
+# the same binaries are counted on every host), with OPENBLAS_NUM_THREADS=1 (Codon's runtime would
+# otherwise start OpenBLAS threads that callgrind counts while they spin). GRAPH_V3_INSTRUCTIONS sits
+# between every port's graph v3 / v2 and the C port's with scalar lanes: the counts are in
+# docs/benchmarking.md (`make bench-ci`).
 COUNT_CPU, COUNT_SAMPLES, COUNT_OPS, GRAPH_V3_INSTRUCTIONS = "x86-64-v3", (32, 64), 10_000, 0.24
 COLLECTED = re.compile(r"^==\d+== Collected : (\d+)$", re.MULTILINE)
 

@@ -75,7 +75,7 @@ class Data:
             against = {r["paired"]["against"] for r in cell.values() if "paired" in r}
             if len(against) == 1 and (a := against.pop()) in cell and "paired" not in cell[a] and \
                     {r.get("ops") for r in cell.values() if "paired" in r} == {cell[a].get("ops")}:
-                return a            # (runs before 2026-12-04 paired the graph's 10,000 ops with a peer's 100)
+                return a            # (older runs paired the graph's 10,000 ops with a peer's 100)
         timed = [n for n in (among if among is not None else self.names(workload)) if self.ns(n, level, workload)]
         return analysis.fastest(timed, lambda n: self.ns(n, level, workload), analysis.no_pairs) if timed else None
 
