@@ -1,10 +1,12 @@
 """What a run records of the machine and of its processes (scripts/machine.py, processes.run_process): the CPU's
 facts and slug, the vector line of a program's --version, the load other processes and the hypervisor put
-on the CPUs beside each timed run, a process's CPU time with its threads and children, the GPUs.
+on the CPUs beside each timed run, a process's CPU time with its threads and children and its own peak RSS,
+the GPUs.
 """
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -100,6 +102,29 @@ def test_a_process_cpu_time_counts_its_threads_and_children():
     assert two.cpu > one.cpu + 0.2                                       # a second worker's 0.3 s counted too
     sleeper = processes.run_process([sys.executable, "-c", "import time; time.sleep(0.3)"], 30)
     assert sleeper.wall >= 0.3 and sleeper.cpu < 0.2                     # waiting is not CPU time
+
+
+def test_a_process_peak_rss_is_its_own_not_the_largest_of_every_child_so_far():
+    """processes.run_process reaps the child with wait4 for its own rusage: a small process run after a big
+    one reads small (RUSAGE_CHILDREN's ru_maxrss, the largest of all children so far, would read big), and
+    its CPU time is still what the children's CPU time grew by."""
+    def fixture(*settings: str) -> processes.Proc:
+        return processes.run_process([sys.executable, str(FIXTURES / "fake_impl.py"), "good", *settings,
+                                      "--level", "v2", "--iters", "10", "--json"], 30)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    big = fixture("alloc=200")
+    middle = resource.getrusage(resource.RUSAGE_CHILDREN)
+    small = fixture()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    assert big.returncode == small.returncode == 0 and '"sum_f"' in small.stdout
+    assert big.peak_rss_kb * 1024 >= 200e6                              # every byte of 200 MB written
+    assert small.peak_rss_kb * 1024 < 100e6                             # an interpreter and the oracle
+    assert after.ru_maxrss >= big.peak_rss_kb                           # what RUSAGE_CHILDREN would have said
+    for proc, (a, b) in ((big, (before, middle)), (small, (middle, after))):
+        assert proc.cpu == pytest.approx(b.ru_utime + b.ru_stime - a.ru_utime - a.ru_stime, abs=1e-5)   # in us
+    killed = processes.run_process([sys.executable, "-c", "import time; time.sleep(30)"], 0.5)
+    assert killed.returncode is None and killed.peak_rss_kb > 0          # a process killed at its timeout too
+    assert processes.run_process(["/nonexistent/program"], 5).peak_rss_kb is None
 
 
 def test_a_run_records_the_gpus_nvidia_smi_lists(tmp_path, monkeypatch):

@@ -1,6 +1,6 @@
 """The raw file a bench.py run writes (scripts/rawfile.py): what it records (the interval, the machine, each
-program's target), gzip-compressed JSON with the same bytes for the same run, written atomically, and none
-left by an interrupted run.
+program's target, each run's peak RSS), gzip-compressed JSON with the same bytes for the same run, written
+atomically, and none left by an interrupted run.
 """
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ import sys
 import pytest
 
 from conftest import ROOT
-from fakes import BENCH, fake, result, run_bench
+from fakes import BENCH, FIXTURES, fake, result, run_bench
 
 sys.path.insert(0, str(ROOT / "scripts"))
-from harness import rawfile  # noqa: E402
+from harness import rawfile, rundata  # noqa: E402
 
 
 @pytest.mark.slow
@@ -43,6 +43,28 @@ def test_raw_file_has_the_interval_machine_and_targets(tmp_path):
     assert all({"other_load", "steal"} <= run.keys() for run in r["runs"])
     assert r["max_other_load"] == max(run["other_load"] for run in r["runs"])
     assert r["max_steal"] == max(run["steal"] for run in r["runs"]) and "steal" in m
+
+
+def test_each_timed_run_records_its_own_peak_rss_and_an_older_raw_file_still_reads(tmp_path):
+    """Every timed run's record keeps its process's peak RSS (`peak_rss_kb`, KiB) through the raw file; a
+    small program timed after a big one reads small (per process, not the largest so far). A raw file from
+    before the record reads as before, with no peak to show."""
+    proc, doc = run_bench(tmp_path, fake("good", "alloc=150", name="big"), fake("good", name="small"))
+    assert proc.returncode == 0, proc.stderr
+    (path,) = (tmp_path / "results" / "raw").glob(f"*/*{rawfile.SUFFIX}")
+    assert rawfile.read(path) == doc and rawfile.encode(doc) == path.read_bytes()
+    big, small = result(doc, "big"), result(doc, "small")
+    assert len(big["runs"]) == len(small["runs"]) == 2
+    assert all(run["peak_rss_kb"] * 1024 >= 150e6 for run in big["runs"])
+    assert all(0 < run["peak_rss_kb"] * 1024 < 100e6 for run in small["runs"])   # after big's verification runs
+    old = rawfile.read(FIXTURES / "bench-small.json")
+    assert old["schema"] == rawfile.SCHEMA and not any("peak_rss_kb" in run for r in old["results"]
+                                                       for run in r.get("runs", []))
+    data = rundata.Data(old, FIXTURES / "bench-small.json")
+    assert not data.has_peaks() and data.peak_kb("codon", "v2") is None and data.ns("codon", "v2") == pytest.approx(60)
+    new = rundata.Data(doc, path)
+    assert new.has_peaks() and new.peak_kb("big", "v2") == rundata.analysis.median(
+        [run["peak_rss_kb"] for run in big["runs"]])
 
 
 def test_an_interrupted_run_leaves_no_results_file(tmp_path):

@@ -1,13 +1,15 @@
-"""Running one child process: its own process group, a timeout, its CPU time; and the progress lines."""
+"""Running one child process: its own process group, a timeout, its CPU time and peak RSS; and the progress
+lines."""
 from __future__ import annotations
 
 import os
-import resource
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
+from typing import IO
 
 from harness import ROOT
 
@@ -31,39 +33,73 @@ class Proc:
     stderr: str
     wall: float
     cpu: float = 0.0                 # CPU seconds (user + system) of the process, all its threads
+    peak_rss_kb: int | None = None   # its peak resident set (ru_maxrss) in KiB; None where it never started
 
 
-def children_cpu() -> float:
-    """CPU seconds of this process's finished (waited-for) children so far, all their threads."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
-def run_process(argv: list[str], timeout: float) -> Proc:
+def run_process(argv: list[str], timeout: float | None) -> Proc:
     """Run argv with its own process group; on timeout or interrupt kill the whole group.
 
     Killing the group, not just the child, matters: a grandchild holding the output pipes
-    open would otherwise keep us waiting long after the timeout. The process's CPU time is
-    what the children's CPU time grew by while it ran: the harness runs one child at a time.
+    open would otherwise keep us waiting long after the timeout. The child is reaped here with
+    os.wait4, not by Popen, for its own rusage: RUSAGE_CHILDREN's peak RSS is the largest of
+    every child so far, not this one's.
     """
-    start, cpu = time.monotonic(), children_cpu()
+    start = time.monotonic()
     try:
         child = subprocess.Popen(argv, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=True, errors="replace",
                                  start_new_session=True)
     except OSError as e:
         return Proc(127, "", f"cannot start {argv[0]}: {e.strerror}", 0.0)
+    got: dict[str, str] = {}
+
+    def read(key: str, pipe: IO[str]) -> None:
+        got[key] = pipe.read()
+
+    def exited() -> None:
+        # Left a zombie (WNOWAIT) until reap(): its pid, the group's id, stays taken until every kill is done.
+        os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)
+
+    # Both pipes read to EOF and the child's exit awaited, each in a thread, so that one deadline bounds
+    # them all as communicate()'s timeout does.
+    workers = [threading.Thread(target=read, args=("out", child.stdout), daemon=True),
+               threading.Thread(target=read, args=("err", child.stderr), daemon=True),
+               threading.Thread(target=exited, daemon=True)]
+    for w in workers:
+        w.start()
+    timed_out = False
     try:
-        out, err = child.communicate(timeout=timeout)
-        return Proc(child.returncode, out, err, time.monotonic() - start, children_cpu() - cpu)
-    except subprocess.TimeoutExpired:
-        kill_group(child)
-        out, err = child.communicate()
-        return Proc(None, out, err, time.monotonic() - start, children_cpu() - cpu)
+        for w in workers:
+            w.join(None if timeout is None else max(0.0, start + timeout - time.monotonic()))
+            if w.is_alive():
+                timed_out = True
+                kill_group(child)
+                break
+        for w in workers:
+            w.join()
     except BaseException:
         kill_group(child)
-        child.communicate()
+        for w in workers:
+            w.join()
+        reap(child)
         raise
+    cpu, peak = reap(child)
+    return Proc(None if timed_out else child.returncode, got.get("out", ""), got.get("err", ""),
+                time.monotonic() - start, cpu, peak)
+
+
+def reap(child: subprocess.Popen) -> tuple[float, int]:
+    """Reap the exited child with os.wait4: its CPU seconds (user + system, its threads and the descendants
+    it waited for) and its peak RSS in KiB (the largest of any one of those processes). Its exit status goes
+    to child.returncode as Popen gives it (a signal: its negative number), so that Popen never waits for it;
+    its pipes are closed."""
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    for pipe in (child.stdout, child.stderr):
+        if pipe:
+            pipe.close()
+    peak = usage.ru_maxrss // 1024 if sys.platform == "darwin" else usage.ru_maxrss    # macOS: in bytes
+    return usage.ru_utime + usage.ru_stime, peak
 
 
 def kill_group(child: subprocess.Popen) -> None:

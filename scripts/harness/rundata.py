@@ -67,6 +67,16 @@ class Data:
         r = self.ok.get((impl, workload, level))
         return tuple(r[f"ci_{self.unit(workload)}"]) if r else None
 
+    def peak_kb(self, impl: str, level: str, workload: str = "softplus") -> float | None:
+        """The median over a pair's timed runs of the process's peak RSS in KiB (`peak_rss_kb`); None where it
+        was not timed or its runs predate the record."""
+        r = self.ok.get((impl, workload, level))
+        return peak_kb(r) if r else None
+
+    def has_peaks(self) -> bool:
+        """Whether any timed pair's runs recorded their peak RSS (runs before it did: none)."""
+        return any(peak_kb(r) is not None for r in self.ok.values())
+
     def fastest(self, level: str, workload: str = "softplus", among: list[str] | None = None) -> str | None:
         """The implementation with the smallest median at a level (among some names only); of all, the one
         the run's paired ratios are against where it has them (as bench.py found it: analysis.fastest)."""
@@ -127,3 +137,9 @@ class Data:
             if r["status"] == "ok" and r["workload"] == workload and r["level"] == "v4":
                 out.setdefault(r["impl"], []).append(r)
         return {n: sorted(rs, key=lambda r: r["threads"]) for n, rs in out.items()}
+
+
+def peak_kb(r: dict[str, Any]) -> float | None:
+    """The median of a result's runs' peak RSS in KiB (`peak_rss_kb`, processes.run_process); None without."""
+    seen = [run["peak_rss_kb"] for run in r.get("runs", []) if run.get("peak_rss_kb") is not None]
+    return analysis.median(seen) if seen else None

@@ -17,7 +17,8 @@ from impls import ranking_clock
 
 def timed_run(pair: Pair, opts: argparse.Namespace, what: str) -> tuple[dict[str, Any] | None, Proc]:
     """One timed run of pair at its N: (the run's record for the raw file, proc); (None, proc) after
-    failing the pair, with `what` (`timed run 3`) in its reason."""
+    failing the pair, with `what` (`timed run 3`) in its reason. The record's `wall`, `cpu` and `peak_rss_kb`
+    are the whole process's (processes.run_process), `seconds` and `cpu_seconds` its timed region's."""
     before = machine.cpu_clock()
     rec, why, proc = run_pair(pair, pair.iters, opts)
     after = machine.cpu_clock()
@@ -27,7 +28,7 @@ def timed_run(pair: Pair, opts: argparse.Namespace, what: str) -> tuple[dict[str
     return {"seconds": rec["seconds"], "cpu_seconds": rec["cpu_seconds"], "ns_per_iter": rec["ns_per_iter"],
             "threads": rec["threads"],
             "sums": list(sums_of(rec, pair.workload)), "wall": round(proc.wall, 4), "cpu": round(proc.cpu, 4),
-            **neighbours(before, after)}, proc
+            "peak_rss_kb": proc.peak_rss_kb, **neighbours(before, after)}, proc
 
 
 def neighbours(before: tuple[float, ...] | None, after: tuple[float, ...] | None) -> dict[str, float]:
