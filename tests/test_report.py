@@ -1,7 +1,7 @@
 """scripts/report.py over fixture raw files (tests/fixtures/bench-*.json): results/README.md and each machine's
-page, ties where intervals overlap, the thread and graph tables, every table's clock, the latest run of each
-machine and the list of every run, charts (where matplotlib is installed), the GPU table, the README's
-generated blocks, the stated precision; and scripts/modes.py's split of one cell's paired ratios.
+page, ties where intervals overlap, the thread and graph tables, peak memory, every table's clock, the latest
+run of each machine and the list of every run, charts (where matplotlib is installed), the GPU table, the
+README's generated blocks, the stated precision; and scripts/modes.py's split of one cell's paired ratios.
 """
 from __future__ import annotations
 
@@ -64,6 +64,7 @@ def test_report_from_a_fixture(tmp_path):
     assert "target native, vector width 8 (AVX-512F (libmvec _ZGVeN8v))" in small
     assert "| c | autograd (c) 0.1.0; target and vector width not stated;" in small
     assert "![" not in text                                              # --no-charts
+    assert "peak MB" not in text and "Peak memory" not in text          # runs from before peak RSS was recorded
     assert make_report(tmp_path, "--no-charts") == text                  # the same input gives the same file
 
 
@@ -126,6 +127,32 @@ def test_every_table_of_times_says_its_clock(tmp_path):
     text = make_report(tmp_path / "out", "--no-charts", files=(str(tmp_path / "new.json"),))
     row = next(ln for ln in text.splitlines() if ln.startswith("| codon | softplus | v2 |"))
     assert row.split(" | ")[10:] == ["0.0530", "7", "1.25", "0.50 |"]
+
+
+def test_report_shows_the_peak_memory_of_a_run_that_recorded_it(tmp_path):
+    """Each run's `peak_rss_kb`: its pair's median in MB beside the times, per implementation and level (graph:
+    with bytes per op, over the pair's ops), and in the table of every timed pair; '-' for a pair without."""
+    doc = json.loads((FIXTURES / "bench-small.json").read_text())
+    peaks = {("softplus", "v2"): [20000, 21000, 19000, 20000, 22000, 20000, 20500],   # median 20,000 KiB
+             ("graph", "v3"): [9766] * 6 + [50000]}                                      # median 9,766 KiB
+    for r in doc["results"]:
+        if r["impl"] == "codon" and (r["workload"], r["level"]) in peaks and not r["scan"]:
+            for run, kb in zip(r["runs"], peaks[(r["workload"], r["level"])], strict=True):
+                run["peak_rss_kb"] = kb
+    (tmp_path / "new.json").write_text(json.dumps(doc))
+    text = make_report(tmp_path / "out", "--no-charts", files=(str(tmp_path / "new.json"),))
+    softplus = text.split("### softplus: time per sample", 1)[1].split("\n### ", 1)[0]
+    assert "| peak MB | v0 | v1 | v2 | v3 | v4 | fused | fused-simd |" in softplus
+    assert table_row(softplus, "Peak memory", "codon") == ["-", "-", "20.5", "-", "-", "-", "-"]  # 20,480,000 B
+    assert table_row(softplus, "Peak memory", "c")[2] == "-"
+    graph = text.split("### Graph workload", 1)[1]
+    assert "| peak MB (bytes/op) | v0 | v1 | v2 | v3 | v4 |" in graph
+    assert table_row(graph, "Peak memory", "codon")[3] == "10.0 (1,000)"                         # 10,000 ops
+    row = next(ln for ln in text.splitlines() if ln.startswith("| codon | softplus | v2 |"))
+    assert row.split(" | ")[10:] == ["-", "20.5", "7", "?", "? |"]
+    assert "| median CPU s | median peak MB | runs |" in text
+    row = next(ln for ln in text.splitlines() if ln.startswith("| c | softplus | v2 |"))
+    assert row.split(" | ")[11] == "-"
 
 
 def test_report_reads_the_latest_run_of_every_machine(tmp_path):

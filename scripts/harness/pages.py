@@ -7,8 +7,8 @@ from pathlib import Path
 from harness.charts import CHARTS
 from harness.rundata import COMMAND, TIE, Data, shown_path
 from harness.tables import (NO_CLOCK, PAIRED, ROGOZHNIKOV_LABEL, WALL, c_v2_table, ladder_table, machine_table,
-                            normalized_table, ns_table, overhead_table, precision, problems, rogozhnikov_table,
-                            runs_table, table, threads_table)
+                            memory_table, normalized_table, ns_table, overhead_table, precision, problems,
+                            rogozhnikov_table, runs_table, table, threads_table)
 from impls import LEVEL_ORDER
 
 
@@ -43,7 +43,7 @@ def machine_section(d: Data, charts: list[str], out: Path) -> list[str]:
              f"{m['cpu']}, {m['cores']} cores, commit `{m['git_commit'][:12]}`, {m['date']}, from "
              f"[`{shown_path(d.path)}`]({os.path.relpath(d.path.resolve(), out.resolve())}). {method(d)}", "",
              *precision(d),
-             "### softplus: time per sample (ns/iter, median)", "", *ns_table(d),
+             "### softplus: time per sample (ns/iter, median)", "", *ns_table(d), *memory(d),
              "### softplus: normalized to the fastest at each level", "",
              f"1.00 is the fastest implementation of that level; 2.00 takes twice as long; {TIE}: a tie.", "",
              *normalized_table(d)]
@@ -67,7 +67,7 @@ def machine_section(d: Data, charts: list[str], out: Path) -> list[str]:
     if d.names("graph"):
         lines += ["### Graph workload: time per op (ns/op, median)", "",
                   f"{d.doc['config']['ops']:,} ops a sample (docs/contract-graph.md), one forward and backward pass "
-                  "over the whole graph per sample, over its ops.", "", *ns_table(d, "graph"),
+                  "over the whole graph per sample, over its ops.", "", *ns_table(d, "graph"), *memory(d, "graph"),
                   "Normalized to the fastest at each level:", "", *normalized_table(d, "graph"),
                   f"{ROGOZHNIKOV_LABEL}; his 10,000 ops x 10,000 passes, his loss:", "", *rogozhnikov_table()]
         if "graph" in charts:
@@ -76,6 +76,17 @@ def machine_section(d: Data, charts: list[str], out: Path) -> list[str]:
               "### Machine and toolchains", "", *machine_table(d),
               "### Every timed pair", "", *runs_table(d)]
     return lines
+
+
+def memory(d: Data, workload: str = "softplus") -> list[str]:
+    """A workload's peak memory, after its times; nothing for a run from before runs recorded it."""
+    if not d.has_peaks():
+        return []
+    per_op = (", and in brackets the bytes per op: the peak bytes over the pair's ops (the runtime's fixed part "
+              "spread over them too)" if workload == "graph" else "")
+    return [f"Peak memory: the median over the timed runs of the process's peak resident set (ru_maxrss: the "
+            f"whole process, runtime and interpreter included), in MB of 10^6 bytes{per_op}.", "",
+            *memory_table(d, workload)]
 
 
 def codon_vs_best(d: Data, workload: str, level: str, interval: bool = True) -> tuple[str, str]:

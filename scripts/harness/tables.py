@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.analysis import median
-from harness.rundata import TIE, Data, shown_path
+from harness.rundata import TIE, Data, peak_kb, shown_path
 from impls import LEVELS
 
 # Every table of times says which clock its numbers come from (the timed region's, as the program reports it).
@@ -35,6 +35,27 @@ def ns_table(d: Data, workload: str = "softplus", names: list[str] | None = None
     shown = [n for n in names if n in d.names(workload)] if names is not None else d.names(workload)
     rows = [[d.label(n, workload)] + [num(d.ns(n, lv, workload)) for lv in levels] for n in shown]
     return table([d.unit(workload).replace("_per_", "/")] + levels, rows, "l" + "r" * len(levels), WALL)
+
+
+MB = 1e6           # the memory tables' megabyte: 10^6 bytes (ru_maxrss counts KiB)
+
+
+def memory_table(d: Data, workload: str = "softplus") -> list[str]:
+    """The median peak RSS of each pair's process in MB, implementation x level; for the graph workload with
+    the bytes per op beside it (peak bytes over the pair's ops: the whole process's, runtime included)."""
+    levels = d.levels(workload)
+    rows = []
+    for n in d.names(workload):
+        cells = []
+        for lv in levels:
+            kb = d.peak_kb(n, lv, workload)
+            cell = num(None if kb is None else kb * 1024 / MB, "{:.1f}")
+            if workload == "graph" and kb is not None:
+                cell += f" ({kb * 1024 / d.ok[(n, workload, lv)]['ops']:,.0f})"
+            cells.append(cell)
+        rows.append([d.label(n, workload)] + cells)
+    header = "peak MB (bytes/op)" if workload == "graph" else "peak MB"
+    return table([header] + levels, rows, "l" + "r" * len(levels), NO_CLOCK)
 
 
 def normalized_table(d: Data, workload: str = "softplus") -> list[str]:
@@ -159,22 +180,27 @@ def rogozhnikov_table() -> list[str]:
 
 def runs_table(d: Data) -> list[str]:
     """Every timed pair: N, median, its 95% interval, min, max, the median CPU time, the runs' count, and the
-    most the rest of the machine did during one of its runs (other processes, steal; '?' for older runs)."""
+    most the rest of the machine did during one of its runs (other processes, steal; '?' for older runs); and the
+    median peak RSS of its process where the run recorded it (a column only then)."""
+    peaks = d.has_peaks()
     rows = []
     for r in d.results:
         if r["status"] != "ok":
             continue
         cpu = [run["cpu_seconds"] for run in r["runs"] if "cpu_seconds" in run]
+        kb = peak_kb(r)
         rows.append([r["impl"], r["workload"], r["level"], str(r["threads"]), f"{r['iters']:,}",
                      f"{r['median_s']:.4f}", f"{r['ci_low_s']:.4f}-{r['ci_high_s']:.4f}",
                      f"{r['ci_coverage']:.1%}", f"{r['min_s']:.4f}", f"{r['max_s']:.4f}",
-                     num(median(cpu) if cpu else None, "{:.4f}"), str(len(r["runs"])),
+                     num(median(cpu) if cpu else None, "{:.4f}"),
+                     *([num(None if kb is None else kb * 1024 / MB, "{:.1f}")] if peaks else []), str(len(r["runs"])),
                      *("?" if r.get(k) is None else f"{r[k]:.2f}" for k in ("max_other_load", "max_steal"))])
     return table(["impl", "workload", "level", "threads", "N", "median s", "interval s", "coverage", "min s",
-                  "max s", "median CPU s", "runs", "others, CPUs (max)", "steal, CPUs (max)"], rows,
-                 "lllrrrrrrrrrrr", "Clock: wall time of the timed region (`seconds`), and its CPU time "
-                 "(`cpu_seconds`) in its own column; others: the CPUs other processes kept busy during the run, "
-                 "steal included, from /proc/stat.")
+                  "max s", "median CPU s", *(["median peak MB"] if peaks else []), "runs", "others, CPUs (max)",
+                  "steal, CPUs (max)"], rows,
+                 "lllrrrrrrrrrrr" + ("r" if peaks else ""), "Clock: wall time of the timed region (`seconds`), "
+                 "and its CPU time (`cpu_seconds`) in its own column; others: the CPUs other processes kept busy "
+                 "during the run, steal included, from /proc/stat.")
 
 
 def problems(d: Data) -> list[str]:
