@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -28,6 +29,23 @@ IMPLS = {i.name: (i.command(BUILD), i.make_target(BUILD), i.levels, i.graph_leve
          for i in DEFAULT if i.kind != "peer"}
 # Those that run a program from PATH (PyPy's pypy3), skipped where it is missing.
 PROGRAMS = {i.name: i.program for i in DEFAULT if i.kind != "peer" and i.program}
+
+
+def rustc_names_avx512(rustc: str = os.environ.get("RUSTC", "rustc")) -> bool:
+    """Whether the Rust compiler make uses (RUSTC) can build the Rust port's AVX-512 libmvec calls:
+    `target_feature = "avx512f"` and `__m512d` are stable from rustc 1.89. An older one (Debian 12's
+    rustc-web is 1.85) builds them at AVX2's width at most (ports/rust/README.md)."""
+    try:
+        out = subprocess.run([rustc, "--version"], capture_output=True, text=True, timeout=60).stdout
+    except OSError:
+        return False
+    version = re.match(r"rustc (\d+)\.(\d+)", out)
+    return bool(version) and (int(version[1]), int(version[2])) >= (1, 89)
+
+
+def widest_width(impl: str, host_width: int) -> int:
+    """The widest libmvec width `impl` can use on a host whose widest is host_width."""
+    return min(host_width, 4) if impl == "rust" and not rustc_names_avx512() else host_width
 
 
 def skip_without_program(name: str) -> None:

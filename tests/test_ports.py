@@ -13,7 +13,7 @@ import subprocess
 import pytest
 
 from harness import oracle as ref
-from conftest import IMPLS, skip_without_program
+from conftest import IMPLS, skip_without_program, widest_width
 from test_cli import BAD_ARGS
 
 # Every implementation at every level, each a program run (Numba, CPython and PyPy start for seconds):
@@ -169,7 +169,10 @@ def test_help_and_version(impl, codon):
     lines = impl.ok("--version").splitlines()
     assert lines[0].startswith(f"autograd ({impl.name}) ")
     if impl.name not in ("python", "pypy"):   # the compiled ones name their target and vector width like Codon's
-        assert len(lines) == 2 and lines[1].split(",")[1:] == codon.ok("--version").splitlines()[1].split(",")[1:]
+        want = codon.ok("--version").splitlines()[1].split(",")[1:]
+        if widest_width(impl.name, 8) < 8 and "width 8" in want[0]:    # a Rust compiler without AVX-512
+            want = [" vector width 4 doubles: AVX2 (libmvec _ZGVdN4v)"]
+        assert len(lines) == 2 and lines[1].split(",")[1:] == want
 
 
 def region_syscalls(impl, *args: str) -> list[str]:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness import oracle as ref
-from conftest import ROOT, BUILD
+from conftest import ROOT, BUILD, widest_width
 from impls import ALL_LEVELS, DEFAULT
 
 # Builds for other CPUs and runs them under qemu-user: make test runs it, make test-fast leaves it out.
@@ -198,7 +198,7 @@ def test_older_target_runs_on_older_cpu(impl, cpu):
 @pytest.mark.parametrize("impl", sorted(COMPILED))
 def test_native_build_uses_the_widest_vectors(impl):
     flags = host_flags()
-    widest = 8 if "avx512f" in flags else 4 if "avx2" in flags else 2
+    widest = widest_width(impl, 8 if "avx512f" in flags else 4 if "avx2" in flags else 2)
     program = build("native", impl)
     assert width_of(program) == widest
     check_libmvec_calls(program, widest, f"{impl} native")
