@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""Peak resident memory of each implementation's graph workload, level by level.
+
+    scripts/peak_rss.py [--impls codon,c,zig,rust,mojo] [--ops 10000,1000000] [--levels v0,v1,v2,v3,v4]
+                        [--iters 16] [--repeats 3] [--threads 2] [--seconds] [--json FILE]
+
+Each cell runs `PROGRAM --workload graph --ops M --level L --iters N --seed 42 --json` (v4 with
+--threads T) --repeats times under `/usr/bin/time -f %M` (GNU time: the peak, in KiB) and reports the
+median in MiB. Peak RSS counts pages touched, not time, so a loaded machine does not move it. The
+environment is passed on, so
+`GC_FREE_SPACE_DIVISOR=1 scripts/peak_rss.py --impls codon` measures a Boehm setting.
+The last column is the Codon program's peak over the smallest port's (the best port, by memory).
+--seconds adds each cell's median timed-region seconds (the program's own JSON `seconds`).
+A program that is not built is skipped with a `skip:` line. Exit status: 0; 1 when a run fails or
+its sums differ from the other runs of its cell; 2 for bad usage.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from impls import DEFAULT, WORKLOAD_LEVELS  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+SUMS = ("sum_loss", "sum_grad_in", "sum_grad_all")
+TIME = "/usr/bin/time"     # GNU time (Debian's package `time`)
+
+
+def argv_of(name: str, build: str, ops: int, level: str, iters: int, threads: int) -> list[str]:
+    """The command line one run of a cell uses."""
+    (impl,) = [i for i in DEFAULT if i.name == name]
+    return impl.command(build) + ["--workload", "graph", "--ops", str(ops), "--level", level,
+                                  "--iters", str(iters), "--seed", "42", "--json"] \
+        + (["--threads", str(threads)] if level == "v4" else [])
+
+
+def measure(argv: list[str], timeout: float) -> tuple[int, dict]:
+    """One run: its peak RSS in KiB and its JSON record; RuntimeError on a failure. GNU time reports
+    the peak (wait4's ru_maxrss): a child forked by this Python would start from the interpreter's own."""
+    with tempfile.NamedTemporaryFile("r") as peak:
+        cmd = [TIME, "-f", "%M", "-o", peak.name] + argv
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+        except subprocess.TimeoutExpired:
+            raise RuntimeError(f"{shlex.join(argv)}: past {timeout} s") from None
+        if proc.returncode != 0:
+            raise RuntimeError(f"{shlex.join(argv)}: exit {proc.returncode}: {proc.stderr.strip()[:200]}")
+        return int(peak.read().split()[-1]), json.loads(proc.stdout.splitlines()[0])
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--impls", default="codon,c,zig,rust,mojo", help="implementations (scripts/impls.py names)")
+    p.add_argument("--ops", default="10000,1000000", help="graph sizes, comma-separated")
+    p.add_argument("--levels", default=",".join(WORKLOAD_LEVELS["graph"]))
+    p.add_argument("--iters", type=int, default=16)
+    p.add_argument("--repeats", type=int, default=3, help="runs a cell, median taken (default 3)")
+    p.add_argument("--threads", type=int, default=2, help="v4's --threads (default 2)")
+    p.add_argument("--build", default="build")
+    p.add_argument("--seconds", action="store_true", help="also print each cell's median timed seconds")
+    p.add_argument("--timeout", type=float, default=600)
+    p.add_argument("--json", type=Path, help="also write every value to this file")
+    opts = p.parse_args(argv)
+    known = {i.name: i for i in DEFAULT}
+    names = opts.impls.split(",")
+    levels = opts.levels.split(",")
+    try:
+        sizes = [int(s) for s in opts.ops.split(",")]
+    except ValueError:
+        sizes = []
+    if (any(n not in known or not known[n].graph_levels for n in names) or not sizes
+            or any(lv not in WORKLOAD_LEVELS["graph"] for lv in levels) or opts.repeats < 1 or opts.iters < 1):
+        p.error("unknown implementation or level, or a bad --ops/--repeats/--iters")
+    if not Path(TIME).exists():
+        print(f"skip: {TIME} not found (apt-get install time)", file=sys.stderr)
+        return 0
+    present = []
+    for name in names:
+        program = Path(known[name].command(opts.build)[-1])
+        if program.is_absolute() and not program.exists():
+            print(f"skip: {name}: {program} is not built (make {known[name].make_target(opts.build)})",
+                  file=sys.stderr)
+        else:
+            present.append(name)
+    cells: dict[tuple[int, str, str], dict] = {}
+    problems = []
+    for ops in sizes:
+        for level in levels:
+            for name in present:
+                if level not in known[name].graph_levels:
+                    continue
+                cmd = argv_of(name, opts.build, ops, level, opts.iters, opts.threads)
+                try:
+                    runs = [measure(cmd, opts.timeout) for _ in range(opts.repeats)]
+                except (RuntimeError, json.JSONDecodeError, IndexError) as e:
+                    print(f"error: {e}", file=sys.stderr)
+                    return 1
+                if any(tuple(r[k] for k in SUMS) != tuple(runs[0][1][k] for k in SUMS) for _, r in runs):
+                    problems.append(f"{name} {level} ops={ops}: sums differ between runs")
+                kib = [k for k, _ in runs]
+                cells[ops, level, name] = {"impl": name, "ops": ops, "level": level, "peak_kib": kib,
+                                           "peak_mib": statistics.median(kib) / 1024,
+                                           "seconds": statistics.median(r["seconds"] for _, r in runs)}
+                print(f"[{name} {level} ops={ops}] {cells[ops, level, name]['peak_mib']:.1f} MiB",
+                      file=sys.stderr, flush=True)
+    example = shlex.join(argv_of("c", opts.build, sizes[0], levels[0], opts.iters, opts.threads)[1:])
+    print(f"peak RSS, MiB (median of {opts.repeats}; `/usr/bin/time -f %M`) of "
+          f"`PROGRAM {example}` (v4: --threads {opts.threads})")
+    print("| ops | level | " + " | ".join(present) + " | codon / best port |")
+    print("| --: | :-- |" + " --: |" * (len(present) + 1))
+    for ops in sizes:
+        for level in levels:
+            row = {n: cells[ops, level, n] for n in present if (ops, level, n) in cells}
+            text = [f"{row[n]['peak_mib']:.1f}" + (f" ({row[n]['seconds']:.3f} s)" if opts.seconds else "")
+                    if n in row else "-" for n in present]
+            ports = [c["peak_mib"] for n, c in row.items() if known[n].kind == "port"]
+            ratio = f"{row['codon']['peak_mib'] / min(ports):.2f}" if "codon" in row and ports else "-"
+            print(f"| {ops:,} | {level} | " + " | ".join(text) + f" | {ratio} |")
+    for line in problems:
+        print(f"FAILED   {line}")
+    if opts.json:
+        env = {k: v for k, v in os.environ.items() if k.startswith("GC_")}
+        opts.json.write_text(json.dumps({"generated_by": "scripts/peak_rss.py", "iters": opts.iters,
+                                         "repeats": opts.repeats, "threads": opts.threads, "gc_env": env,
+                                         "cells": list(cells.values()), "problems": problems}, indent=1) + "\n")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,68 @@
+"""scripts/peak_rss.py on tiny graphs: the table and JSON it writes, that its peak is the program's own
+(it grows with the graph), and its refusals."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import BUILD, IMPLS, build_port
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "scripts/peak_rss.py"
+sys.path.insert(0, str(ROOT / "scripts"))
+import peak_rss  # noqa: E402
+
+needs_time = pytest.mark.skipif(not Path(peak_rss.TIME).exists(), reason=f"{peak_rss.TIME} not installed")
+
+
+def peak(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess, dict]:
+    out = tmp_path / "peak.json"
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--build", BUILD, "--repeats", "1", "--iters", "2",
+                           "--json", str(out), *args], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    return proc, (json.loads(out.read_text()) if out.exists() else {})
+
+
+@pytest.fixture(scope="module")
+def c_port() -> None:
+    why = build_port(IMPLS["c"][0], IMPLS["c"][1])
+    if why is not None:
+        pytest.skip(f"c: {why}")
+
+
+@needs_time
+def test_table_and_ratio_of_codon_over_the_best_port(tmp_path, codon, c_port):
+    proc, doc = peak(tmp_path, "--impls", "codon,c", "--ops", "1000", "--levels", "v0,v2")
+    assert proc.returncode == 0, proc.stderr
+    cells = {(c["impl"], c["level"]): c for c in doc["cells"]}
+    assert set(cells) == {("codon", "v0"), ("c", "v0"), ("codon", "v2"), ("c", "v2")}
+    for level in ("v0", "v2"):
+        codon_mib, c_mib = cells["codon", level]["peak_mib"], cells["c", level]["peak_mib"]
+        assert codon_mib > 1 and c_mib > 1
+        assert f"| 1,000 | {level} | {codon_mib:.1f} | {c_mib:.1f} | {codon_mib / c_mib:.2f} |" in proc.stdout
+    assert "`/usr/bin/time -f %M`" in proc.stdout and "--workload graph --ops 1000" in proc.stdout
+
+
+@needs_time
+def test_the_peak_is_the_programs_and_grows_with_the_graph(tmp_path, c_port):
+    # v0 holds a sample's nodes at once: 1.76 nodes an op, 64 bytes each before malloc's header, so 99,000
+    # ops more hold at least 10 MiB more. The interpreter running the script holds more than that.
+    proc, doc = peak(tmp_path, "--impls", "c", "--ops", "1000,100000", "--levels", "v0")
+    assert proc.returncode == 0, proc.stderr
+    small, large = sorted(doc["cells"], key=lambda c: c["ops"])
+    assert small["peak_mib"] < 10 and large["peak_mib"] - small["peak_mib"] > 10
+
+
+def test_bad_usage_is_refused(tmp_path):
+    for args in (["--impls", "fortran"], ["--levels", "v9"], ["--ops", "many"], ["--repeats", "0"]):
+        proc, _ = peak(tmp_path, *args)
+        assert proc.returncode == 2 and "error:" in proc.stderr, args
+
+
+def test_without_gnu_time_it_skips(monkeypatch, capsys):
+    monkeypatch.setattr(peak_rss, "TIME", "/nonexistent/time")
+    assert peak_rss.main(["--impls", "c", "--ops", "10"]) == 0
+    assert capsys.readouterr().err.startswith("skip: /nonexistent/time not found")
