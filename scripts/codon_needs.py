@@ -48,8 +48,8 @@ CONSTRUCTS = [
     Construct("`@par`", "decorator", "par", "an OpenMP parallel loop (v4)"),
     Construct("`@kernel`", "decorator", "kernel", "a GPU kernel (v5)"),
     Construct("`from C import`", "c-import", "",
-              "calling C directly: the Boehm collector's allocation and pause calls, libc's number formatting "
-              "and parsing, clocks, the machine's memory size, OpenMP and the CUDA driver"),
+              "calling C directly: the Boehm collector's allocation, pause and rate calls, libc's environment, "
+              "number formatting and parsing, clocks, the machine's memory size, OpenMP and the CUDA driver"),
 ]
 
 
