@@ -42,13 +42,14 @@ def argv_of(name: str, build: str, ops: int, level: str, iters: int, threads: in
         + (["--threads", str(threads)] if level == "v4" else [])
 
 
-def measure(argv: list[str], timeout: float) -> tuple[int, dict]:
-    """One run: its peak RSS in KiB and its JSON record; RuntimeError on a failure. GNU time reports
-    the peak (wait4's ru_maxrss): a child forked by this Python would start from the interpreter's own."""
+def measure(argv: list[str], timeout: float, env: dict[str, str] | None = None) -> tuple[int, dict]:
+    """One run (in env, default this process's): its peak RSS in KiB and its JSON record; RuntimeError on
+    a failure. GNU time reports the peak (wait4's ru_maxrss): a child forked by this Python would start
+    from the interpreter's own."""
     with tempfile.NamedTemporaryFile("r") as peak:
         cmd = [TIME, "-f", "%M", "-o", peak.name] + argv
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env)
         except subprocess.TimeoutExpired:
             raise RuntimeError(f"{shlex.join(argv)}: past {timeout} s") from None
         if proc.returncode != 0:
