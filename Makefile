@@ -115,7 +115,7 @@ help:
 all: build
 
 ## build: the Codon program, v5's CPU walk and every port (a missing compiler is a skip: line)
-build: $(BUILD)/autograd $(BUILD)/v5-on-cpu ports
+build: $(BUILD)/autograd $(BUILD)/v5-on-cpu $(BUILD)/maxrss ports
 
 ## ports: the C, Zig, Rust, Mojo, Cython and Numba ports
 ports: $(BUILD)/autograd-c $(BUILD)/autograd-zig $(BUILD)/autograd-rust $(BUILD)/autograd-mojo \
@@ -166,6 +166,11 @@ $(BUILD)/graph-layout: tests/graph_layout.codon $(BUILD)/autograd
 
 $(BUILD)/cc-as-g++/g++:
 	@mkdir -p $(@D); printf '#!/bin/sh\nexec $(CC) "$$@"\n' > $@; chmod +x $@
+
+# The harness runs each timed program under this, for the program's own peak memory (scripts/maxrss.c).
+$(BUILD)/maxrss: scripts/maxrss.c
+	@mkdir -p $(BUILD)
+	$(CC) -O2 -o $@ $<
 
 $(BUILD)/gpu_driver.o: softplus/gpu_driver.c $(TARGET_STAMP)
 	@mkdir -p $(BUILD)

@@ -5,7 +5,8 @@
                         [--iters 16] [--repeats 3] [--threads 2] [--seconds] [--json FILE]
 
 Each cell runs `PROGRAM --workload graph --ops M --level L --iters N --seed 42 --json` (v4 with
---threads T) --repeats times under `/usr/bin/time -f %M` (GNU time: the peak, in KiB) and reports the
+--threads T) --repeats times as the harness runs it (scripts/harness/processes.py: under
+scripts/maxrss.c, which reports wait4's ru_maxrss, the peak in KiB, as GNU time's %M does) and reports the
 median in MiB. Peak RSS counts pages touched, not time, so a loaded machine does not move it. The
 environment is passed on, so
 `GC_FREE_SPACE_DIVISOR=1 scripts/peak_rss.py --impls codon` measures a Boehm setting.
@@ -21,17 +22,15 @@ import json
 import os
 import shlex
 import statistics
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from impls import DEFAULT, WORKLOAD_LEVELS  # noqa: E402
+from harness.processes import failure, run_process  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SUMS = ("sum_loss", "sum_grad_in", "sum_grad_all")
-TIME = "/usr/bin/time"     # GNU time (Debian's package `time`)
 
 
 def argv_of(name: str, build: str, ops: int, level: str, iters: int, threads: int) -> list[str]:
@@ -44,17 +43,13 @@ def argv_of(name: str, build: str, ops: int, level: str, iters: int, threads: in
 
 def measure(argv: list[str], timeout: float, env: dict[str, str] | None = None) -> tuple[int, dict]:
     """One run (in env, default this process's): its peak RSS in KiB and its JSON record; RuntimeError on
-    a failure. GNU time reports the peak (wait4's ru_maxrss): a child forked by this Python would start
-    from the interpreter's own."""
-    with tempfile.NamedTemporaryFile("r") as peak:
-        cmd = [TIME, "-f", "%M", "-o", peak.name] + argv
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env)
-        except subprocess.TimeoutExpired:
-            raise RuntimeError(f"{shlex.join(argv)}: past {timeout} s") from None
-        if proc.returncode != 0:
-            raise RuntimeError(f"{shlex.join(argv)}: exit {proc.returncode}: {proc.stderr.strip()[:200]}")
-        return int(peak.read().split()[-1]), json.loads(proc.stdout.splitlines()[0])
+    a failure, or where no peak can be read (build/maxrss could not be made)."""
+    proc = run_process(argv, timeout, env)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{shlex.join(argv)}: {failure(proc, timeout)}")
+    if proc.peak_rss_kb is None:
+        raise RuntimeError(f"{shlex.join(argv)}: no peak RSS (build/maxrss, scripts/maxrss.c, is not built)")
+    return proc.peak_rss_kb, json.loads(proc.stdout.splitlines()[0])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -80,9 +75,6 @@ def main(argv: list[str] | None = None) -> int:
     if (any(n not in known or not known[n].graph_levels for n in names) or not sizes
             or any(lv not in WORKLOAD_LEVELS["graph"] for lv in levels) or opts.repeats < 1 or opts.iters < 1):
         p.error("unknown implementation or level, or a bad --ops/--repeats/--iters")
-    if not Path(TIME).exists():
-        print(f"skip: {TIME} not found (apt-get install time)", file=sys.stderr)
-        return 0
     present = []
     for name in names:
         program = Path(known[name].command(opts.build)[-1])
@@ -113,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"[{name} {level} ops={ops}] {cells[ops, level, name]['peak_mib']:.1f} MiB",
                       file=sys.stderr, flush=True)
     example = shlex.join(argv_of("c", opts.build, sizes[0], levels[0], opts.iters, opts.threads)[1:])
-    print(f"peak RSS, MiB (median of {opts.repeats}; `/usr/bin/time -f %M`) of "
+    print(f"peak RSS, MiB (median of {opts.repeats}; wait4's ru_maxrss, scripts/maxrss.c) of "
           f"`PROGRAM {example}` (v4: --threads {opts.threads})")
     print("| ops | level | " + " | ".join(present) + " | codon / best port |")
     print("| --: | :-- |" + " --: |" * (len(present) + 1))

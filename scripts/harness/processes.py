@@ -9,6 +9,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO
 
 from harness import ROOT
@@ -36,21 +37,47 @@ class Proc:
     peak_rss_kb: int | None = None   # its peak resident set (ru_maxrss) in KiB; None where it never started
 
 
-def run_process(argv: list[str], timeout: float | None) -> Proc:
-    """Run argv with its own process group; on timeout or interrupt kill the whole group.
+MAXRSS = ROOT / "build" / "maxrss"       # scripts/maxrss.c, made by `make build`
+_maxrss: list[Path | None] = []           # the launcher once looked for: [path] or [None]
+
+
+def maxrss() -> Path | None:
+    """The launcher that reports a child's own peak RSS (scripts/maxrss.c), made here by make if it is
+    missing or older than its source; None where it cannot be made: then runs record no peak. A child that
+    this Python starts itself begins with the harness's own peak (Linux keeps the peak across exec)."""
+    if not _maxrss:
+        source = ROOT / "scripts" / "maxrss.c"
+        if not MAXRSS.exists() or MAXRSS.stat().st_mtime < source.stat().st_mtime:
+            try:
+                subprocess.run(["make", "-s", "--no-print-directory", "build/maxrss"], cwd=ROOT,
+                               capture_output=True, timeout=300)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        _maxrss.append(MAXRSS if os.access(MAXRSS, os.X_OK) else None)
+    return _maxrss[0]
+
+
+def run_process(argv: list[str], timeout: float | None, env: dict[str, str] | None = None) -> Proc:
+    """Run argv (in env, default this process's) with its own process group; on timeout or interrupt kill
+    the whole group.
 
     Killing the group, not just the child, matters: a grandchild holding the output pipes
-    open would otherwise keep us waiting long after the timeout. The child is reaped here with
-    os.wait4, not by Popen, for its own rusage: RUSAGE_CHILDREN's peak RSS is the largest of
-    every child so far, not this one's.
+    open would otherwise keep us waiting long after the timeout. The child runs under maxrss(), which
+    reports its own peak RSS on a pipe, and is reaped here with os.wait4 for its own CPU time.
     """
     start = time.monotonic()
+    launcher = maxrss()
+    peak_r, peak_w = os.pipe() if launcher else (-1, -1)
     try:
-        child = subprocess.Popen(argv, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, text=True, errors="replace",
-                                 start_new_session=True)
+        child = subprocess.Popen(([str(launcher), str(peak_w)] if launcher else []) + argv, cwd=ROOT, env=env,
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True, errors="replace", start_new_session=True,
+                                 pass_fds=(peak_w,) if launcher else ())
     except OSError as e:
         return Proc(127, "", f"cannot start {argv[0]}: {e.strerror}", 0.0)
+    finally:
+        if launcher:
+            os.close(peak_w)
     got: dict[str, str] = {}
 
     def read(key: str, pipe: IO[str]) -> None:
@@ -82,15 +109,23 @@ def run_process(argv: list[str], timeout: float | None) -> Proc:
         for w in workers:
             w.join()
         reap(child)
+        if launcher:
+            os.close(peak_r)
         raise
-    cpu, peak = reap(child)
+    cpu, _ = reap(child)
+    peak = None
+    if launcher:
+        with os.fdopen(peak_r) as reported:
+            text = reported.read().strip()
+        peak = int(text) if text.isdigit() else None
     return Proc(None if timed_out else child.returncode, got.get("out", ""), got.get("err", ""),
                 time.monotonic() - start, cpu, peak)
 
 
 def reap(child: subprocess.Popen) -> tuple[float, int]:
     """Reap the exited child with os.wait4: its CPU seconds (user + system, its threads and the descendants
-    it waited for) and its peak RSS in KiB (the largest of any one of those processes). Its exit status goes
+    it waited for) and its peak RSS in KiB (the largest of any one of those processes, and of what it
+    inherited: see maxrss()). Its exit status goes
     to child.returncode as Popen gives it (a signal: its negative number), so that Popen never waits for it;
     its pipes are closed."""
     _, status, usage = os.wait4(child.pid, 0)
