@@ -65,6 +65,32 @@ def gpus() -> list[str]:
     return [ln.strip() for ln in out.stdout.splitlines() if ln.strip()] if out.returncode == 0 else []
 
 
+# The caches a sweep marks (scripts/sweep.py): sysfs's (level, type) of each, by the name the raw file gives it.
+CACHE_DIR = Path("/sys/devices/system/cpu/cpu0/cache")
+CACHES = {"L1d": ("1", "Data"), "L2": ("2", "Unified"), "L3": ("3", "Unified")}
+
+
+def cache_bytes(text: str) -> int | None:
+    """sysfs's size of a cache ("32K", "1024K", "32M") in bytes; None when it reads as no size."""
+    m = re.fullmatch(r"\s*(\d+)\s*([KMG]?)\s*", text)
+    return int(m[1]) << {"": 0, "K": 10, "M": 20, "G": 30}[m[2]] if m else None
+
+
+def caches(root: Path = CACHE_DIR) -> dict[str, int | None]:
+    """CPU 0's L1d, L2 and L3 sizes in bytes from sysfs (index*/level, type, size); None for each the host
+    does not report (no sysfs, a virtual machine hiding it, a CPU without an L3)."""
+    found: dict[str, int | None] = dict.fromkeys(CACHES)
+    for index in sorted(root.glob("index*")):
+        try:
+            level, kind, size = ((index / f).read_text().strip() for f in ("level", "type", "size"))
+        except OSError:
+            continue
+        for name, want in CACHES.items():
+            if (level, kind) == want and found[name] is None:
+                found[name] = cache_bytes(size)
+    return found
+
+
 def cores() -> int:
     """The CPUs this process may run on (its affinity), which is what the programs' v4 uses."""
     try:

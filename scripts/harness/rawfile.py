@@ -70,6 +70,6 @@ def write_atomic(path: Path, text: str | bytes) -> None:
         os.close(dir_fd)
 
 
-def raw_path(results_dir: Path, slug: str, started: dt.datetime) -> Path:
-    """results/raw/<machine slug>/<date>.json.gz; the date sorts chronologically."""
-    return results_dir / "raw" / slug / f"{started.strftime('%Y-%m-%dT%H%M%SZ')}{SUFFIX}"
+def raw_path(results_dir: Path, slug: str, started: dt.datetime, folder: str = "raw") -> Path:
+    """results/raw/<machine slug>/<date>.json.gz (a sweep's: folder "sweep"); the date sorts chronologically."""
+    return results_dir / folder / slug / f"{started.strftime('%Y-%m-%dT%H%M%SZ')}{SUFFIX}"

@@ -96,6 +96,16 @@ def measure(impls: list[Impl], opts: argparse.Namespace, started: dt.datetime) -
     return run
 
 
+def implementations(states: list[ImplState], opts: argparse.Namespace) -> list[dict[str, Any]]:
+    """The raw file's `implementations`: each one's status, version, target, command and toolchain."""
+    return [{"name": s.impl.name, "kind": s.impl.kind, "label": s.impl.label, "autograd": s.impl.autograd,
+             "compiled": s.impl.compiled, "status": s.status.value, "reason": s.reason, "version": s.version,
+             **s.vector, "graph": s.graph, "build_seconds": s.build_seconds,
+             "command": shown_command(s.impl.command(opts.build_dir)),
+             **(toolchain(s.impl, opts) if s.status is ImplStatus.OK else {})}
+            for s in states]
+
+
 def document(run: Run, opts: argparse.Namespace, argv: list[str] | None, started: dt.datetime) -> dict[str, Any]:
     """The raw file's document (schema rawfile.SCHEMA)."""
     doc = {
@@ -110,13 +120,7 @@ def document(run: Run, opts: argparse.Namespace, argv: list[str] | None, started
                    "workloads": opts.workloads, "ops": opts.ops,
                    "cpu_target": opts.cpu or "native", "ci": opts.ci,
                    **({"budget_pairs": opts.budget_pairs} if opts.ci else {})},
-        "implementations": [
-            {"name": s.impl.name, "kind": s.impl.kind, "label": s.impl.label, "autograd": s.impl.autograd,
-             "compiled": s.impl.compiled, "status": s.status.value, "reason": s.reason, "version": s.version,
-             **s.vector, "graph": s.graph, "build_seconds": s.build_seconds,
-             "command": shown_command(s.impl.command(opts.build_dir)),
-             **(toolchain(s.impl, opts) if s.status is ImplStatus.OK else {})}
-            for s in run.states],
+        "implementations": implementations(run.states, opts),
         "calibration": run.calibrations,
         "results": run.results,
         "codon_vs_best_port": run.codon_vs_best_port,
