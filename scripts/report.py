@@ -6,6 +6,7 @@ v0 -> v4 ladder, the tape's overhead, thread scaling, and the graph workload bes
 published numbers.
 
     python scripts/report.py [RAW.json.gz ...] [--out DIR] [--no-charts]
+    python scripts/report.py --sweep [RAW.json.gz] [--out DIR]    (a size sweep: its charts and sentences)
 
 Without RAW it reads every file under results/raw/*/: each machine's latest for its section, all of them
 for the table of every run (given RAW, those runs alone). The charts are drawn
@@ -21,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from harness import ROOT, rawfile  # noqa: E402
-from harness.blocks import fill_files  # noqa: E402
+from harness.blocks import fill_files, sweep_report  # noqa: E402
 from harness.charts import CHARTS, charts  # noqa: E402
 from harness.pages import machine_page, markdown, page_name  # noqa: E402
 from harness.rundata import Data, every_machines_runs, shown_path  # noqa: E402
@@ -35,6 +36,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         "latest for its section)")
     p.add_argument("--out", type=Path, default=ROOT / "results", help="output directory (default results/)")
     p.add_argument("--no-charts", action="store_true", help="write the markdown only (no matplotlib needed)")
+    p.add_argument("--sweep", type=Path, metavar="RAW", nargs="?", const=Path("latest"),
+                   help="instead: a size sweep's raw file (scripts/sweep.py; default the newest under "
+                        "results/sweep/): print what it found and draw sweep.png and sweep-rss.png into --out")
     p.add_argument("--readme", type=Path, metavar="FILE", nargs="+",
                    help="instead: regenerate each FILE's report blocks (`<!-- report.py: NAME from RAW -->` ... "
                         "`<!-- report.py: end -->`), each from the raw file it names, and the charts they show")
@@ -46,6 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.readme:
         return fill_files(args.readme, charts=not args.no_charts)
+    if args.sweep:
+        return sweep_report(args.sweep, args.out, charts=not args.no_charts)
     try:
         # Given files: those runs alone. Else every run kept, and each machine's latest for the tables.
         machines = [args.raw] if args.raw else every_machines_runs(args.out)

@@ -10,6 +10,7 @@ from pathlib import Path
 from harness import ROOT, frontpage, rawfile
 from harness.analysis import median
 from harness.rundata import TIE, Data, shown_path
+from harness.sweepdata import Sweep, latest, sentences
 from harness.tables import (PAIRED, WALL, gpu_table, half_widths, normalized_table, ns_table, precision, reading,
                             table, threads_table)
 from impls import LEVEL_ORDER, WORKLOADS
@@ -93,6 +94,10 @@ BLOCKS = {
 }
 
 
+# Blocks drawn from a size sweep's raw file (scripts/sweep.py), with the charts they show.
+SWEEP_BLOCKS = {"sweep": sentences}
+
+
 # Blocks over several runs: RAW is a glob (relative to the repository), the runs in the order of their files.
 MANY_BLOCKS = {
     "precision-runs": lambda runs: precision_table(runs),
@@ -145,8 +150,12 @@ def fill_blocks(text: str, root: Path = ROOT, base: Path | None = None) -> str:
                 raise ValueError(f"report block {name!r}: no file matches {raw}")
             body = "\n".join(MANY_BLOCKS[name]([Data(rawfile.read(p), p) for p in paths])).rstrip()
             return f"<!-- report.py: {name} from {raw} -->\n{body}\n<!-- report.py: end -->"
+        if name in SWEEP_BLOCKS:
+            body = "\n".join(SWEEP_BLOCKS[name](Sweep(rawfile.read(root / raw), root / raw))).rstrip()
+            return f"<!-- report.py: {name} from {raw} -->\n{body}\n<!-- report.py: end -->"
         if name not in blocks:
-            raise ValueError(f"unknown report block {name!r} (known: {', '.join([*blocks, *MANY_BLOCKS])})")
+            known = ", ".join([*blocks, *MANY_BLOCKS, *SWEEP_BLOCKS])
+            raise ValueError(f"unknown report block {name!r} (known: {known})")
         body = "\n".join(blocks[name](run(raw))).rstrip()
         return f"<!-- report.py: {name} from {raw} -->\n{body}\n<!-- report.py: end -->"
 
@@ -168,6 +177,10 @@ def draw_block_charts(text: str, root: Path = ROOT) -> list[str]:
             png, draw = frontpage.CHART_BLOCKS[m["name"]]
             draw(Data(rawfile.read(root / m["raw"]), root / m["raw"]), root / png)
             written.append(png)
+        elif m["name"] in SWEEP_BLOCKS and m["raw"]:
+            from harness.charts import sweep_charts
+            written += [shown_path(p) for p in sweep_charts(Sweep(rawfile.read(root / m["raw"]), root / m["raw"]),
+                                                            root / "results")]
     return written
 
 
@@ -192,4 +205,24 @@ def fill_files(paths: list[Path], charts: bool) -> int:
                 continue
             for png in draw_block_charts(new):
                 print(f"wrote {png}")
+    return 0
+
+
+def sweep_report(raw: Path, out: Path, charts: bool) -> int:
+    """`--sweep`: a sweep's sentences (the `sweep` block's text) on stdout, and its charts in out."""
+    try:
+        path = latest(out) if raw == Path("latest") else raw
+        sw = Sweep(rawfile.read(path), path)
+    except (OSError, ValueError, KeyError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print("\n".join(sentences(sw)))
+    if charts:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            print("skip: charts (matplotlib is not installed: `make bench` installs it)")
+            return 0
+        from harness.charts import sweep_charts
+        print("wrote " + ", ".join(shown_path(p) for p in sweep_charts(sw, out)))
     return 0

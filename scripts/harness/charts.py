@@ -113,3 +113,78 @@ def charts(d: Data, out: Path) -> list[str]:
             a.grid(True, which="both", axis="y", alpha=0.3)
         save(fig, "graph")
     return written
+
+
+SWEEP_CHARTS = {"sweep": "sweep.png", "sweep-rss": "sweep-rss.png"}
+
+
+def sweep_charts(sw, out: Path) -> list[Path]:
+    """results/sweep.png (ns/op against one thread's tape bytes, a log-log panel per level, the caches marked)
+    and results/sweep-rss.png (peak RSS against M, where the runs record it) from a sweep (sweepdata.Sweep);
+    returns the paths written."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from harness.sweepdata import footer, size_text, tape_bytes
+
+    meta = {"Description": footer(sw), "Software": "scripts/report.py (matplotlib)"}
+    colors = {n: plt.cm.tab10(k % 10) for k, n in enumerate(sw.labels)}
+    levels, names = sw.levels(), sw.names()
+    written: list[Path] = []
+
+    def panels(title: str):
+        fig, axes = plt.subplots(2, 3, figsize=(13, 7.5), squeeze=False)
+        fig.suptitle(title)
+        return fig, list(axes.flat)
+
+    def save(fig, axes, key: str) -> None:
+        handles = {h.get_label(): h for ax in axes for h in ax.get_lines() if not h.get_label().startswith("_")}
+        axes[-1].axis("off")
+        axes[-1].legend(handles.values(), handles.keys(), loc="center", fontsize=9)
+        for ax in axes[len(levels):-1]:
+            ax.axis("off")
+        fig.text(0.01, 0.005, footer(sw), fontsize=7, color="grey")
+        fig.tight_layout(rect=(0, 0.03, 1, 1))
+        fig.savefig(out / SWEEP_CHARTS[key], dpi=110, metadata=meta)
+        plt.close(fig)
+        written.append(out / SWEEP_CHARTS[key])
+
+    out.mkdir(parents=True, exist_ok=True)
+    missing = [k for k, v in sw.caches.items() if not v]
+    fig, axes = panels("ns per op against the tape's bytes (one thread's tape: lanes x nodes x 16 B); log-log"
+                       + (f"; the host reports no {', '.join(missing)} size" if missing else ""))
+    for ax, lv in zip(axes, levels):
+        for n in names:
+            series = sw.series(n, lv)
+            if series:
+                ax.plot([tape_bytes(lv, m) for m, _ in series], [ns for _, ns in series], marker="o", ms=3,
+                        color=colors[n], label=sw.labels[n])
+        for k, (name, size) in enumerate((k, v) for k, v in sw.caches.items() if v):
+            ax.axvline(size, color="grey", lw=0.8, linestyle=("--", "-.", ":")[k % 3],
+                       label=f"{name} {size_text(size)}")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(lv)
+        ax.set_xlabel("bytes of one thread's tape")
+        ax.set_ylabel("ns per op")
+        ax.grid(True, which="both", alpha=0.25)
+    save(fig, axes, "sweep")
+
+    if any(sw.rss(n, lv) for n in names for lv in levels):
+        fig, axes = panels("Peak resident set (each size's median run) against the graph's ops; log-log")
+        for ax, lv in zip(axes, levels):
+            for n in names:
+                rss = sw.rss(n, lv)
+                if rss:
+                    ax.plot([m for m, _ in rss], [kb / 1024 for _, kb in rss], marker="o", ms=3, color=colors[n],
+                            label=sw.labels[n])
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_title(lv)
+            ax.set_xlabel("ops (M)")
+            ax.set_ylabel("peak RSS, MiB")
+            ax.grid(True, which="both", alpha=0.25)
+        save(fig, axes, "sweep-rss")
+    return written

@@ -177,6 +177,12 @@ class GraphSums(NamedTuple):
     grad_all: float
 
 
+def graph_nodes(m: int) -> int:
+    """Nodes of an M-op graph, as graph_sample makes them: the inputs, one output per op, three more per
+    SOFTMAX4 (four outputs in all)."""
+    return GRAPH_INPUTS + m + 3 * (m // 4)
+
+
 def graph_inputs(seed: int, s: int) -> list[float]:
     """G1: the 100 input values of sample s."""
     return [2 * unit(draw(seed, GRAPH_INPUTS * s + i + 1)) - 1 for i in range(GRAPH_INPUTS)]

@@ -1,0 +1,188 @@
+"""A size sweep's raw file (scripts/sweep.py) as report.py reads it: ns/op by (implementation, level, M), the
+tape's bytes at each M, and what the data say (issue 51 item 3), the report block `sweep`: where each level's
+ns/op first doubles, Codon over the best port at 100, 10,000 and 1,000,000 ops, and whether v2's arrays keep
+their lead over v0's and v1's objects as the graph leaves the caches (the seed's claim)."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from harness import ROOT, analysis, rawfile
+from harness.oracle import graph_nodes
+from harness.rundata import shown_path
+from harness.tables import reading, table
+from impls import LEVELS, ranking_clock
+
+SCHEMA = 1                           # harness/sweep.py's SCHEMA (the file it writes)
+# Lanes of a v3/v4 tape: the Codon program's GRAPH_BATCH, read from its one definition.
+GRAPH_BATCH = int(re.search(r"^GRAPH_BATCH: Literal\[int\] = (\d+)$",
+                            (ROOT / "graph" / "simd.codon").read_text(), re.M)[1])
+NODE_BYTES = 16                      # a node's val and grad doubles (graph/threads.codon's tapes_bytes)
+CODON_AT = (100, 10_000, 1_000_000)  # the sizes Codon is compared with its best port at (issue 51)
+COMMAND = "make sweep"
+
+
+def tape_bytes(level: str, ops: int) -> int:
+    """Bytes of one thread's tape at M ops: lanes x nodes x 16 (the programs' tapes_bytes for one tape)."""
+    return (GRAPH_BATCH if level in ("v3", "v4") else 1) * graph_nodes(ops) * NODE_BYTES
+
+
+def size_text(n: int) -> str:
+    """Bytes as KiB, MiB or GiB."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift:
+            v = n / (1 << shift)
+            return f"{v:.0f} {unit}" if v == int(v) or v >= 100 else f"{v:.1f} {unit}"
+    return f"{n} B"
+
+
+def doubling(series: list[tuple[int, float]]) -> int | None:
+    """The first M at which ns/op reaches twice its value at the smallest M of the series (ascending M);
+    None when it never does."""
+    if not series:
+        return None
+    base = series[0][1]
+    return next((ops for ops, ns in series[1:] if ns >= 2 * base), None)
+
+
+class Sweep:
+    """One sweep's raw file, indexed: ok results by (impl, level, ops); Codon over the best port by (level, ops)."""
+
+    def __init__(self, doc: dict[str, Any], path: Path):
+        if doc.get("kind") != "sweep" or doc.get("schema") != SCHEMA:
+            raise ValueError(f"{shown_path(path)} is not a sweep's raw file of schema {SCHEMA}: rerun `make sweep`")
+        self.doc, self.path = doc, path
+        self.machine, self.config = doc["machine"], doc["config"]
+        self.caches: dict[str, int | None] = self.machine.get("caches", {})
+        self.sizes = [s["ops"] for s in doc["sizes"]]
+        self.entries = {(e["impl"], e["level"], s["ops"]): e for s in doc["sizes"] for e in s["results"]
+                        if not e.get("scan")}
+        self.ok = {k: e for k, e in self.entries.items() if e["status"] == "ok"}
+        self.codon_best = {(e["level"], s["ops"]): e for s in doc["sizes"] for e in s["codon_vs_best_port"].values()}
+        self.labels = {i["name"]: i["label"] for i in doc["implementations"]}
+
+    def names(self) -> list[str]:
+        """The implementations timed, in registry order, Codon first."""
+        return [n for n in self.labels if any(k[0] == n for k in self.ok)]
+
+    def levels(self) -> list[str]:
+        """The levels timed, in order."""
+        return [lv for lv in LEVELS if any(k[1] == lv for k in self.ok)]
+
+    def series(self, impl: str, level: str) -> list[tuple[int, float]]:
+        """(M, median ns/op) at every size it was timed at, ascending."""
+        return [(m, self.ok[impl, level, m]["ns_per_op"]) for m in self.sizes if (impl, level, m) in self.ok]
+
+    def rss(self, impl: str, level: str) -> list[tuple[int, float]]:
+        """(M, median peak RSS in KiB of its timed runs) where the runs record it (`peak_rss_kb`)."""
+        out = []
+        for m in self.sizes:
+            kb = [r["peak_rss_kb"] for r in self.ok.get((impl, level, m), {}).get("runs", []) if r.get("peak_rss_kb")]
+            if kb:
+                out.append((m, analysis.median(kb)))
+        return out
+
+    def refused_from(self, impl: str, level: str) -> int | None:
+        """The smallest M the program refused (its tapes past the machine's memory), if any."""
+        return next((m for m in self.sizes if self.entries.get((impl, level, m), {}).get("status") == "refused"),
+                    None)
+
+    def paired(self, impl: str, a: str, b: str, ops: int) -> dict[str, Any] | None:
+        """impl's level a over its level b at M ops, from runs of the same rounds (time per sample, by CPU time
+        as compiled single-threaded levels are compared); None where either is missing."""
+        ea, eb = self.ok.get((impl, a, ops)), self.ok.get((impl, b, ops))
+        if not ea or not eb:
+            return None
+        ratios = analysis.paired_ratios(ea["runs"], ea["iters"], eb["runs"], eb["iters"], ranking_clock(a, True))
+        return analysis.paired_reading(ratios) if ratios else None
+
+
+def v2_lead(sw: Sweep) -> list[tuple[str, dict[str, dict[str, Any] | None], str]]:
+    """Per implementation with v0, v1 and v2 (Codon first): v2's time over v0's and over v1's at the smallest and
+    the largest M (keys "v0@M"), and its verdict: "keeps" (ahead, interval below 1.00, at the largest M of every
+    level it was ahead of at the smallest, and ahead of one at least), "loses" (behind or tied at the largest M
+    where it was ahead at the smallest), or "no lead" (ahead of neither at the smallest M)."""
+    out = []
+    first, last = sw.sizes[0], sw.sizes[-1]
+    for n in sw.names():
+        if not all(sw.series(n, lv) for lv in ("v0", "v1", "v2")):
+            continue
+        got = {f"{lv}@{m}": sw.paired(n, "v2", lv, m) for m in (first, last) for lv in ("v0", "v1")}
+
+        def ahead(key: str) -> bool:
+            return got[key] is not None and got[key]["read"] == "faster"
+
+        led = [lv for lv in ("v0", "v1") if ahead(f"{lv}@{first}")]
+        verdict = "no lead" if not led else "keeps" if all(ahead(f"{lv}@{last}") for lv in led) else "loses"
+        out.append((n, got, verdict))
+    return out
+
+
+def claim(leads: list[tuple[str, dict, str]]) -> str:
+    """The seed's claim, decided by the data: confirmed when every implementation with a lead at the smallest M
+    keeps it at the largest (and one has a lead at least)."""
+    lost = [n for n, _, verdict in leads if verdict == "loses"]
+    if lost:
+        return f"not confirmed ({', '.join(lost)} loses it)"
+    if not any(verdict == "keeps" for _, _, verdict in leads):
+        return "not confirmed (no implementation's v2 leads v0 or v1 at the smallest size)"
+    return "confirmed"
+
+
+def caches_text(caches: dict[str, int | None]) -> str:
+    """`L1d 32 KiB, L2 1 MiB, L3 32 MiB`, saying which the host does not report."""
+    parts = [f"{k} {size_text(v)}" if v else f"{k} not reported by the host" for k, v in caches.items()]
+    return ", ".join(parts) if parts else "caches not recorded"
+
+
+def sentences(sw: Sweep) -> list[str]:
+    """The report block `sweep`: the three answers of issue 51 item 3, generated from the sweep's raw file."""
+    c, names, levels = sw.config, sw.names(), sw.levels()
+    first, last = sw.sizes[0], sw.sizes[-1]
+    out = [f"From [{sw.path.name}]({shown_path(sw.path)}) ({sw.machine['cpu']}; {caches_text(sw.caches)}): "
+           f"{c['repeats']} paired rounds of at least {c['min_time']:g} s at each of {len(sw.sizes)} sizes, "
+           f"{first:,} to {last:,} ops; v4 at {c['threads']} threads.", ""]
+    rows = []
+    for lv in levels:
+        cells = []
+        for n in names:
+            series = sw.series(n, lv)
+            at, refused = doubling(series), sw.refused_from(n, lv)
+            cells.append("-" if not series else f"{at:,}" if at else
+                         f"never, up to {series[-1][0]:,}" + (f" (refused from {refused:,})" if refused else ""))
+        rows.append([lv] + cells)
+    out += table(["level"] + names, rows, "l" + "r" * len(names),
+                 f"The M (ops) at which ns/op first reaches twice its value at {first:,} ops; median ns/op of "
+                 "each size's runs (CPU time of the timed region; v4 wall time).")
+    at = [m for m in CODON_AT if m in sw.sizes] or [first, last]
+    rows = [[lv] + [reading(sw.codon_best.get((lv, m)), name=sw.codon_best.get((lv, m), {}).get("port", ""))
+                    for m in at] for lv in levels]
+    out += table(["codon / best port"] + [f"{m:,} ops" for m in at], rows, "l" + "r" * len(at),
+                 "Codon's time over the best compiled port's (the port it fares worst against), median of paired "
+                 "ratios from adjacent runs [95% interval]; CPU time, v4 wall time; ≈: a tie.")
+    leads = v2_lead(sw)
+    said = {"keeps": "ahead where it was ahead at the smallest size: keeps its lead.",
+            "loses": "no longer ahead of a level it led at the smallest size: loses its lead.",
+            "no lead": "ahead of neither at the smallest size: no lead to keep."}
+    for n, got, verdict in leads:
+        def pair_of(m: int) -> str:
+            return f"{reading(got[f'v0@{m}'])} of v0's and {reading(got[f'v1@{m}'])} of v1's at {m:,} ops"
+        out.append(f"- {n}: v2's time is {pair_of(first)}; {pair_of(last)}; {said[verdict]}")
+    out += ["", f"The seed's claim, that v2's arrays keep their lead over v0's and v1's objects as the graph leaves "
+            f"the caches ({first:,} to {last:,} ops, {size_text(tape_bytes('v2', first))} to "
+            f"{size_text(tape_bytes('v2', last))} of v2's tape): **{claim(leads)}**."]
+    return out
+
+
+def footer(sw: Sweep) -> str:
+    """The note each chart carries: generated, and from which raw file."""
+    return f"Generated by `{COMMAND}` (scripts/report.py --sweep {shown_path(sw.path)}); do not edit."
+
+
+def latest(results: Path) -> Path:
+    """The newest sweep raw file under results/sweep/<machine>/."""
+    found = sorted((p for d in (results / "sweep").glob("*/") for p in rawfile.runs(d)), key=lambda p: p.name)
+    if not found:
+        raise FileNotFoundError(f"no sweep under {results / 'sweep'}/<machine>/: run `make sweep` first")
+    return found[-1]

@@ -1,0 +1,180 @@
+"""The graph size sweep (scripts/sweep.py, `make sweep`) and what report.py makes of it (harness/sweepdata.py):
+the caches from sysfs, the doubling rule, the seed's claim decided both ways, the raw file, and a tiny sweep
+over stand-in programs (tests/fixtures/fake_impl.py)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import BUILD, ROOT
+from fakes import fake
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import machine  # noqa: E402
+from harness import blocks, oracle, rawfile, sweepdata  # noqa: E402
+
+SWEEP = ROOT / "scripts" / "sweep.py"
+REPORT = ROOT / "scripts" / "report.py"
+
+
+def sysfs(root: Path, caches: list[tuple[str, str, str]]) -> Path:
+    """A fake /sys/devices/system/cpu/cpu0/cache: index<k>/{level,type,size} per (level, type, size)."""
+    for k, (level, kind, size) in enumerate(caches):
+        d = root / f"index{k}"
+        d.mkdir(parents=True)
+        for name, value in (("level", level), ("type", kind), ("size", size)):
+            (d / name).write_text(value + "\n")
+    return root
+
+
+def test_the_caches_come_from_sysfs(tmp_path):
+    root = sysfs(tmp_path / "cache", [("1", "Data", "48K"), ("1", "Instruction", "32K"), ("2", "Unified", "2048K"),
+                                      ("3", "Unified", "32M")])
+    assert machine.caches(root) == {"L1d": 48 << 10, "L2": 2 << 20, "L3": 32 << 20}
+
+
+def test_caches_the_host_does_not_report_are_absent(tmp_path):
+    assert machine.caches(tmp_path / "nowhere") == {"L1d": None, "L2": None, "L3": None}
+    root = sysfs(tmp_path / "cache", [("1", "Data", "32K"), ("2", "Unified", "")])
+    assert machine.caches(root) == {"L1d": 32 << 10, "L2": None, "L3": None}
+    assert sweepdata.caches_text(machine.caches(root)) == ("L1d 32 KiB, L2 not reported by the host, "
+                                                           "L3 not reported by the host")
+
+
+def test_the_tape_bytes_are_the_programs_tapes_bytes():
+    """graph/simd.codon: 4.5 MB at 16 lanes and 10,000 ops; the oracle's node count is the ports'."""
+    sys.path.insert(0, str(ROOT / "ports" / "python"))
+    from graph.recipe import n_nodes
+    assert sweepdata.GRAPH_BATCH == 16
+    assert sweepdata.tape_bytes("v3", 10_000) == sweepdata.tape_bytes("v4", 10_000) == 4_505_600
+    assert sweepdata.tape_bytes("v2", 10_000) == 4_505_600 // 16
+    assert all(oracle.graph_nodes(m) == n_nodes(m) for m in (1, 4, 7, 100, 1_000_000))
+
+
+def test_the_doubling_m_is_the_first_size_at_twice_the_smallest_sizes_ns():
+    assert sweepdata.doubling([(100, 10.0), (1000, 12.0), (10_000, 19.9), (100_000, 20.0), (1_000_000, 50.0)]) \
+        == 100_000
+    assert sweepdata.doubling([(100, 10.0), (1000, 8.0), (1_000_000, 19.0)]) is None
+    assert sweepdata.doubling([(100, 10.0)]) is None and sweepdata.doubling([]) is None
+
+
+def synthetic(ns: dict[tuple[str, str, int], float], sizes=(100, 1_000_000), rounds: int = 8) -> sweepdata.Sweep:
+    """A sweep document with runs of the given ns/op per (impl, level, M): CPU time of 1,000 samples, a
+    little noise per round so that intervals have width."""
+    doc = {"kind": "sweep", "schema": sweepdata.SCHEMA,
+           "machine": {"cpu": "Test CPU", "caches": {"L1d": 32 << 10, "L2": 1 << 20, "L3": None}},
+           "config": {"repeats": rounds, "min_time": 0.04, "threads": 2, "sizes": list(sizes)},
+           "implementations": [{"name": n, "label": n} for n in dict.fromkeys(k[0] for k in ns)], "sizes": []}
+    for m in sizes:
+        results = []
+        for (impl, level, ops), v in ns.items():
+            if ops != m:
+                continue
+            runs = [{"round": r, "seconds": v * ops * 1000 * 1e-9 * (1 + r / 1000),
+                     "cpu_seconds": v * ops * 1000 * 1e-9 * (1 + r / 1000)} for r in range(1, rounds + 1)]
+            results.append({"impl": impl, "level": level, "status": "ok", "iters": 1000, "ns_per_op": v,
+                            "runs": runs, "scan": False})
+        doc["sizes"].append({"ops": m, "results": results, "codon_vs_best_port": {}})
+    return sweepdata.Sweep(doc, ROOT / "results" / "sweep" / "test" / "synthetic.json.gz")
+
+
+def test_the_seeds_claim_is_confirmed_when_v2_keeps_its_lead():
+    ns = {("codon", "v0", 100): 100.0, ("codon", "v1", 100): 40.0, ("codon", "v2", 100): 20.0,
+          ("codon", "v0", 1_000_000): 400.0, ("codon", "v1", 1_000_000): 120.0, ("codon", "v2", 1_000_000): 30.0}
+    sw = synthetic(ns)
+    (name, got, verdict), = sweepdata.v2_lead(sw)
+    assert (name, verdict) == ("codon", "keeps")
+    assert got["v0@100"]["median"] == pytest.approx(0.2) and got["v1@1000000"]["read"] == "faster"
+    assert sweepdata.claim(sweepdata.v2_lead(sw)) == "confirmed"
+    assert "**confirmed**" in "\n".join(sweepdata.sentences(sw))
+
+
+def test_the_seeds_claim_is_not_confirmed_when_v2_loses_its_lead():
+    ns = {(n, lv, m): v for n in ("codon", "c") for (lv, m), v in {
+        ("v0", 100): 100.0, ("v1", 100): 40.0, ("v2", 100): 20.0,
+        ("v0", 1_000_000): 400.0, ("v1", 1_000_000): 120.0, ("v2", 1_000_000): 30.0}.items()}
+    ns["c", "v2", 1_000_000] = 150.0                 # behind its v1 at the largest size
+    sw = synthetic(ns)
+    assert [(n, v) for n, _, v in sweepdata.v2_lead(sw)] == [("codon", "keeps"), ("c", "loses")]
+    assert sweepdata.claim(sweepdata.v2_lead(sw)) == "not confirmed (c loses it)"
+    text = "\n".join(sweepdata.sentences(sw))
+    assert "**not confirmed (c loses it)**" in text and "L3 not reported by the host" in text
+    # Where v2 leads nothing at the smallest size there is no lead to keep: not a confirmation.
+    flat = synthetic({("c", lv, m): 50.0 for lv in ("v0", "v1", "v2") for m in (100, 1_000_000)})
+    assert sweepdata.claim(sweepdata.v2_lead(flat)).startswith("not confirmed (no implementation")
+
+
+def test_a_sweep_file_is_refused_where_a_bench_file_is_given(tmp_path):
+    path = tmp_path / "bench.json.gz"
+    rawfile.write_atomic(path, rawfile.encode({"schema": rawfile.SCHEMA, "results": []}))
+    with pytest.raises(ValueError, match="not a sweep's raw file"):
+        sweepdata.Sweep(rawfile.read(path), path)
+
+
+def run_sweep(tmp_path: Path, *entries: dict, extra: tuple[str, ...] = ()) -> tuple[subprocess.CompletedProcess, dict]:
+    """sweep.py over fake implementations at two tiny sizes; its output and raw file."""
+    registry = tmp_path / "registry.json"
+    registry.write_text(json.dumps(list(entries)))
+    proc = subprocess.run([sys.executable, str(SWEEP), "--registry", str(registry), "--no-build", "--build-dir", BUILD,
+                           "--results-dir", str(tmp_path / "results"), "--sizes", "10,100", "--iters", "4",
+                           "--repeats", "6", "--timeout", "20", *extra],
+                          capture_output=True, text=True, timeout=180, cwd=ROOT)
+    files = sorted((tmp_path / "results" / "sweep").glob(f"*/*{rawfile.SUFFIX}"))
+    return proc, (rawfile.read(files[-1]) if files else None)
+
+
+def test_a_tiny_sweep_over_stand_ins_end_to_end(tmp_path):
+    graph = ("graph=yes", "levels=v0,v1,v2,v3,v4")
+    entries = [fake("good", "ns=40000", "ns_v2=10000", *graph, name="codon", kind="codon"),
+               fake("good", "ns=30000", *graph, "refuse_ops=100", name="c"),
+               fake("good", *graph, name="slowpy", slow=True)]
+    proc, doc = run_sweep(tmp_path, *entries)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert doc["kind"] == "sweep" and doc["config"]["sizes"] == [10, 100] and doc["config"]["repeats"] == 6
+    assert set(doc["machine"]["caches"]) == {"L1d", "L2", "L3"}
+    assert [i["name"] for i in doc["implementations"]] == ["codon", "c"]      # compiled ones only
+    by = {(e["impl"], e["level"], s["ops"]): e for s in doc["sizes"] for e in s["results"]}
+    assert by["codon", "v2", 100]["status"] == "ok" and len(by["codon", "v2", 100]["runs"]) == 6
+    assert by["codon", "v2", 10]["ns_per_op"] == pytest.approx(10000 / 10)
+    assert by["codon", "v4", 100]["threads"] >= 1
+    # c refuses 100 ops for memory: recorded as refused there, and not a failure.
+    assert by["c", "v2", 100]["status"] == "refused" and by["c", "v2", 10]["status"] == "ok"
+    assert "refused  c v2 at 100 ops" in proc.stdout
+    assert set(doc["sizes"][0]["codon_vs_best_port"]) == {f"graph {lv}" for lv in ("v0", "v1", "v2", "v3")} | \
+        {"graph v4 " + str(by["codon", "v4", 10]["threads"])}
+    # The report: the sentences on stdout, the doubling table with the refusal, the verdict.
+    raw = sorted((tmp_path / "results" / "sweep").glob("*/*.json.gz"))[-1]
+    rep = subprocess.run([sys.executable, str(REPORT), "--sweep", str(raw), "--out", str(tmp_path), "--no-charts"],
+                         capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert rep.returncode == 0, rep.stderr
+    assert "| v2 | never, up to 100 | never, up to 10 (refused from 100) |" in rep.stdout
+    assert "**confirmed**" in rep.stdout
+    # The README block of the same file regenerates to the same sentences (root: where RAW is relative to).
+    text = f"<!-- report.py: sweep from {raw.relative_to(tmp_path)} -->\nold\n<!-- report.py: end -->"
+    filled = blocks.fill_blocks(text, root=tmp_path)
+    assert "**confirmed**" in filled and blocks.fill_blocks(filled, root=tmp_path) == filled
+
+
+def test_the_sweep_charts_are_drawn_from_the_raw_file(tmp_path):
+    pytest.importorskip("matplotlib")
+    from harness.charts import sweep_charts
+    ns = {("codon", lv, m): 10.0 * k for k, (lv, m) in enumerate(
+        ((lv, m) for lv in ("v0", "v1", "v2", "v3", "v4") for m in (100, 1_000_000)), 1)}
+    sw = synthetic(ns)
+    written = sweep_charts(sw, tmp_path)
+    assert written == [tmp_path / "sweep.png"]         # no peak RSS recorded: no RSS chart
+    for r in (e for s in sw.doc["sizes"] for e in s["results"]):
+        for run in r["runs"]:
+            run["peak_rss_kb"] = 2048
+    sw = sweepdata.Sweep(sw.doc, sw.path)
+    assert sweep_charts(sw, tmp_path) == [tmp_path / "sweep.png", tmp_path / "sweep-rss.png"]
+    assert b"scripts/report.py --sweep" in (tmp_path / "sweep.png").read_bytes()
+
+
+def test_the_sweep_takes_compiled_implementations_only(tmp_path):
+    proc, doc = run_sweep(tmp_path, fake("good", "graph=yes", name="slowpy", slow=True), extra=("--impls", "slowpy"))
+    assert proc.returncode == 2 and doc is None
+    assert "error: the sweep times compiled implementations only; not slowpy" in proc.stderr
