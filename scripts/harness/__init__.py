@@ -16,13 +16,16 @@ bench (`make bench`, `make bench-ci`):
     session      the whole run, from the options to the raw file and the summary on the terminal
     rawfile      the raw file: schema, atomic writing, reading
     analysis     distribution-free statistics and pairing, shared by bench and report
+sweep (`make sweep`, scripts/sweep.py):
+    sweep        the graph at each size in turn through bench's stages; its raw file under results/sweep/
 report (`scripts/report.py`):
     rundata      one raw file, indexed (Data)
     tables       the markdown tables of a run
     pages        results/README.md and each machine's page
     blocks       the report blocks of the README and docs
     frontpage    the README's front page blocks (headline, which tool, what Codon needed)
-    charts       the PNG charts
+    charts       the PNG charts (a sweep's too)
+    sweepdata    a sweep's raw file, indexed, and its sentences (the `sweep` block)
 The registry of implementations and levels is scripts/impls.py, the machine's facts scripts/machine.py.
 """
 from pathlib import Path
