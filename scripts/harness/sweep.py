@@ -28,8 +28,8 @@ from impls import WORKLOAD_LEVELS
 # The sizes of issue 51: from a tape that fits in any L1d to one of tens of MB, about three to a decade.
 SIZES = (100, 300, 1_000, 3_000, 10_000, 30_000, 100_000, 300_000, 1_000_000)
 # Fewer rounds than make bench's 70, so that nine sizes of every compiled program fit in about a quarter of an
-# hour on two cores (docs/benchmarking.md, The size sweep); 10 pairs still give a 95% interval of the median.
-REPEATS = 10
+# hour on two cores (docs/benchmarking.md, The size sweep); 9 pairs still give a 95% interval of the median.
+REPEATS = 9
 SCHEMA = 1
 FOLDER = "sweep"                    # results/sweep/<machine slug>/<date>.json.gz
 # A program refusing a size whose tapes do not fit in the machine's memory (check_memory, contract-graph):

@@ -162,13 +162,16 @@ def sentences(sw: Sweep) -> list[str]:
                  "Codon's time over the best compiled port's (the port it fares worst against), median of paired "
                  "ratios from adjacent runs [95% interval]; CPU time, v4 wall time; ≈: a tie.")
     leads = v2_lead(sw)
-    said = {"keeps": "ahead where it was ahead at the smallest size: keeps its lead.",
-            "loses": "no longer ahead of a level it led at the smallest size: loses its lead.",
-            "no lead": "ahead of neither at the smallest size: no lead to keep."}
     for n, got, verdict in leads:
-        def pair_of(m: int) -> str:
-            return f"{reading(got[f'v0@{m}'])} of v0's and {reading(got[f'v1@{m}'])} of v1's at {m:,} ops"
-        out.append(f"- {n}: v2's time is {pair_of(first)}; {pair_of(last)}; {said[verdict]}")
+        led = [lv for lv in ("v0", "v1") if got[f"{lv}@{first}"] and got[f"{lv}@{first}"]["read"] == "faster"]
+        kept = [lv for lv in led if got[f"{lv}@{last}"] and got[f"{lv}@{last}"]["read"] == "faster"]
+        said = {"keeps": f"it led {' and '.join(led)} at {first:,} ops and still does: keeps its lead.",
+                "loses": f"it led {' and '.join(led)} at {first:,} ops and no longer leads "
+                         f"{' and '.join(lv for lv in led if lv not in kept)}: loses its lead.",
+                "no lead": f"it led neither at {first:,} ops: no lead to keep."}[verdict]
+        cells = [f"{reading(got[f'v0@{m}'])} of v0's and {reading(got[f'v1@{m}'])} of v1's at {m:,} ops"
+                 for m in dict.fromkeys((first, last))]
+        out.append(f"- {n}: v2's time is {'; '.join(cells)}; {said}")
     out += ["", f"The seed's claim, that v2's arrays keep their lead over v0's and v1's objects as the graph leaves "
             f"the caches ({first:,} to {last:,} ops, {size_text(tape_bytes('v2', first))} to "
             f"{size_text(tape_bytes('v2', last))} of v2's tape): **{claim(leads)}**."]
