@@ -154,7 +154,7 @@ def sentences(sw: Sweep) -> list[str]:
         rows.append([lv] + cells)
     out += table(["level"] + names, rows, "l" + "r" * len(names),
                  f"The M (ops) at which ns/op first reaches twice its value at {first:,} ops; median ns/op of "
-                 "each size's runs (CPU time of the timed region; v4 wall time).")
+                 "each size's runs, seconds / iters / ops (the timed region's wall time).")
     at = [m for m in CODON_AT if m in sw.sizes] or [first, last]
     rows = [[lv] + [reading(sw.codon_best.get((lv, m)), name=sw.codon_best.get((lv, m), {}).get("port", ""))
                     for m in at] for lv in levels]
