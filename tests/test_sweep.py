@@ -140,6 +140,7 @@ def test_a_tiny_sweep_over_stand_ins_end_to_end(tmp_path):
     assert by["codon", "v2", 100]["status"] == "ok" and len(by["codon", "v2", 100]["runs"]) == 6
     assert by["codon", "v2", 10]["ns_per_op"] == pytest.approx(10000 / 10)
     assert by["codon", "v4", 100]["threads"] >= 1
+    assert all(r["peak_rss_kb"] > 0 for r in by["codon", "v2", 100]["runs"])         # each run's own peak
     # c refuses 100 ops for memory: recorded as refused there, and not a failure.
     assert by["c", "v2", 100]["status"] == "refused" and by["c", "v2", 10]["status"] == "ok"
     assert "refused  c v2 at 100 ops" in proc.stdout

@@ -10,7 +10,7 @@ from typing import Any
 
 from harness import ROOT, analysis, rawfile
 from harness.oracle import graph_nodes
-from harness.rundata import shown_path
+from harness.rundata import peak_kb, shown_path
 from harness.tables import reading, table
 from impls import LEVELS, ranking_clock
 
@@ -75,12 +75,12 @@ class Sweep:
         return [(m, self.ok[impl, level, m]["ns_per_op"]) for m in self.sizes if (impl, level, m) in self.ok]
 
     def rss(self, impl: str, level: str) -> list[tuple[int, float]]:
-        """(M, median peak RSS in KiB of its timed runs) where the runs record it (`peak_rss_kb`)."""
+        """(M, the median peak RSS in KiB of its timed runs: rundata.peak_kb) where the runs record it."""
         out = []
         for m in self.sizes:
-            kb = [r["peak_rss_kb"] for r in self.ok.get((impl, level, m), {}).get("runs", []) if r.get("peak_rss_kb")]
-            if kb:
-                out.append((m, analysis.median(kb)))
+            kb = peak_kb(self.ok[impl, level, m]) if (impl, level, m) in self.ok else None
+            if kb is not None:
+                out.append((m, kb))
         return out
 
     def refused_from(self, impl: str, level: str) -> int | None:
