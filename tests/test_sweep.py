@@ -180,3 +180,13 @@ def test_the_sweep_takes_compiled_implementations_only(tmp_path):
     proc, doc = run_sweep(tmp_path, fake("good", "graph=yes", name="slowpy", slow=True), extra=("--impls", "slowpy"))
     assert proc.returncode == 2 and doc is None
     assert "error: the sweep times compiled implementations only; not slowpy" in proc.stderr
+
+
+def test_the_sweep_charts_carry_the_readme_blocks_run():
+    """results/sweep.png names the raw file it was drawn from: the README's `sweep` block's, once there is one."""
+    found = [m for m in blocks.BLOCK.finditer((ROOT / "README.md").read_text()) if m["name"] == "sweep"]
+    if not found:
+        pytest.skip("the README has no sweep block yet (a committed `make sweep` run adds it)")
+    png = (ROOT / "results" / "sweep.png").read_bytes()
+    assert f"scripts/report.py --sweep {found[0]['raw']})".encode() in png, \
+        "stale: python scripts/report.py --readme README.md"

@@ -20,7 +20,7 @@ from harness.calibrate import calibrate_all
 from harness.host import machine_info
 from harness.processes import log
 from harness.session import Run, chosen, implementations, interrupt, problems
-from harness.state import ImplState, make_pairs
+from harness.state import ImplState, ImplStatus, make_pairs
 from harness.timing import compare_paired, short_runs, summarise, time_all
 from harness.verify import cross_check, verify_all
 from impls import WORKLOAD_LEVELS
@@ -101,7 +101,7 @@ def sweep(opts: argparse.Namespace, argv: list[str] | None = None) -> int:
         log("interrupted: no results file written")
         return 130
     for s in states:
-        if s.status.value == "skipped":
+        if s.status is ImplStatus.SKIPPED:
             print(f"skipped  {s.impl.name}: {s.reason}")
     for size in sizes:
         for e in size["results"]:

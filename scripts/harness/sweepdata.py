@@ -140,7 +140,8 @@ def sentences(sw: Sweep) -> list[str]:
     """The report block `sweep`: the three answers of issue 51 item 3, generated from the sweep's raw file."""
     c, names, levels = sw.config, sw.names(), sw.levels()
     first, last = sw.sizes[0], sw.sizes[-1]
-    out = [f"From [{sw.path.name}]({shown_path(sw.path)}) ({sw.machine['cpu']}; {caches_text(sw.caches)}): "
+    host = sw.machine.get("slug") or sw.machine["cpu"]
+    out = [f"From [{sw.path.name}]({shown_path(sw.path)}) ({host}; {caches_text(sw.caches)}): "
            f"{c['repeats']} paired rounds of at least {c['min_time']:g} s at each of {len(sw.sizes)} sizes, "
            f"{first:,} to {last:,} ops; v4 at {c['threads']} threads.", ""]
     rows = []
