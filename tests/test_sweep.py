@@ -190,3 +190,24 @@ def test_the_sweep_charts_carry_the_readme_blocks_run():
     png = (ROOT / "results" / "sweep.png").read_bytes()
     assert f"scripts/report.py --sweep {found[0]['raw']})".encode() in png, \
         "stale: python scripts/report.py --readme README.md"
+
+
+def test_v3_and_v4_are_timed_on_whole_batches_where_a_large_m_calibrates_to_fewer_samples():
+    """A batch computes all its lanes whatever number of samples fill it: a v3 or v4 N below one batch per
+    thread is raised to it (v0-v2 keep theirs), unless N was given."""
+    import argparse
+    from harness import state, sweep
+    import impls
+    impl = impls.Impl("codon", ["codon"], "codon", "codon", [])
+    pairs = [state.Pair(impl, "graph", "v2", iters=1), state.Pair(impl, "graph", "v3", iters=1),
+             state.Pair(impl, "graph", "v4", threads=2, iters=4), state.Pair(impl, "graph", "v3", iters=64)]
+    for p in pairs:
+        p.verified()
+    notes = sweep.full_batches(pairs, argparse.Namespace(iters=None, ops=1_000_000))
+    assert [p.iters for p in pairs] == [1, 16, 32, 64]
+    assert notes == ["graph v3 at 1,000,000 ops: N raised from the calibrated 1 to 16, one batch of 16 samples "
+                     "per thread", "graph v4 at 1,000,000 ops: N raised from the calibrated 4 to 32, one batch of "
+                     "16 samples per thread"]
+    fixed = [state.Pair(impl, "graph", "v3", iters=4)]
+    fixed[0].verified()
+    assert sweep.full_batches(fixed, argparse.Namespace(iters=4, ops=100)) == [] and fixed[0].iters == 4

@@ -20,7 +20,8 @@ from harness.calibrate import calibrate_all
 from harness.host import machine_info
 from harness.processes import log
 from harness.session import Run, chosen, implementations, interrupt, problems
-from harness.state import ImplState, ImplStatus, make_pairs
+from harness.state import ImplState, ImplStatus, Pair, make_pairs
+from harness.sweepdata import GRAPH_BATCH
 from harness.timing import compare_paired, short_runs, summarise, time_all
 from harness.verify import cross_check, verify_all
 from impls import WORKLOAD_LEVELS
@@ -56,14 +57,31 @@ def refusals(results: list[dict[str, Any]]) -> None:
             e["status"] = "refused"
 
 
+def full_batches(pairs: list[Pair], opts: argparse.Namespace) -> list[str]:
+    """Raise a calibrated v3 or v4 N to one whole batch per thread (GRAPH_BATCH samples each); returns the
+    notes saying where. A batch computes all of its lanes however few samples fill it (run_graph_batches), so
+    a run of fewer samples, as a large M calibrates to, would count the empty lanes' work as the samples'."""
+    if opts.iters:
+        return []
+    raised: dict[tuple[str, int], int] = {}
+    for p in pairs:
+        floor = GRAPH_BATCH * (p.threads or 1)
+        if p.live and p.level in ("v3", "v4") and p.iters < floor:
+            raised[p.level, floor] = p.iters
+            p.iters = floor
+    return [f"graph {lv} at {opts.ops:,} ops: N raised from the calibrated {n:,} to {floor:,}, one batch of "
+            f"{GRAPH_BATCH} samples per thread" for (lv, floor), n in raised.items()]
+
+
 def one_size(states: list[ImplState], opts: argparse.Namespace, most: int, host: dict[str, Any]) -> Run:
     """Every level of every implementation at opts.ops: verified, calibrated, timed in paired rounds, checked."""
     run = Run(host, most, states)
     run.pairs = make_pairs(states, opts, most)
     verify_all(run.pairs, opts)
     run.calibrations = calibrate_all(run.pairs, opts)
+    raised = full_batches(run.pairs, opts)
     time_all(run.pairs, opts)
-    run.notes = cross_check(run.pairs, opts)
+    run.notes = raised + cross_check(run.pairs, opts)
     run.results = summarise(run.pairs)
     refusals(run.results)
     run.codon_vs_best_port = compare_paired(run.pairs, run.results)
@@ -135,7 +153,8 @@ def document(host: dict[str, Any], most: int, states: list[ImplState], sizes: li
         "machine": host,
         "config": {"sizes": list(opts.sizes), "levels": list(opts.graph_levels), "min_time": opts.min_time,
                    "repeats": opts.repeats, "threads": most, "seed": opts.seed, "shuffle_seed": opts.shuffle_seed,
-                   "timeout": opts.timeout, "iters": opts.iters, "cpu_target": opts.cpu or "native",
+                   "timeout": opts.timeout, "iters": opts.iters,
+                   "batch_floor": GRAPH_BATCH, "cpu_target": opts.cpu or "native",
                    "rounds_note": f"{opts.repeats} paired rounds per size (make bench: 70)"},
         "implementations": implementations(states, opts),
         "sizes": sizes,
