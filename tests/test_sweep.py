@@ -161,19 +161,29 @@ def test_a_tiny_sweep_over_stand_ins_end_to_end(tmp_path):
 
 
 def test_the_sweep_charts_are_drawn_from_the_raw_file(tmp_path):
+    """report.py --sweep draws sweep.png, and sweep-rss.png only where the runs record their peak RSS; in a
+    process of its own (matplotlib would grow this one, whose size a child's peak RSS would then include)."""
     pytest.importorskip("matplotlib")
-    from harness.charts import sweep_charts
     ns = {("codon", lv, m): 10.0 * k for k, (lv, m) in enumerate(
         ((lv, m) for lv in ("v0", "v1", "v2", "v3", "v4") for m in (100, 1_000_000)), 1)}
-    sw = synthetic(ns)
-    written = sweep_charts(sw, tmp_path)
-    assert written == [tmp_path / "sweep.png"]         # no peak RSS recorded: no RSS chart
-    for r in (e for s in sw.doc["sizes"] for e in s["results"]):
+    doc = synthetic(ns).doc
+
+    def draw(name: str) -> tuple[subprocess.CompletedProcess, Path]:
+        raw, out = tmp_path / name / "sweep.json.gz", tmp_path / name / "out"
+        rawfile.write_atomic(raw, rawfile.encode(doc))
+        return subprocess.run([sys.executable, str(REPORT), "--sweep", str(raw), "--out", str(out)],
+                              capture_output=True, text=True, timeout=120, cwd=ROOT), out
+
+    proc, out = draw("plain")
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["sweep.png"]       # no peak RSS recorded: no RSS chart
+    assert b"scripts/report.py --sweep" in (out / "sweep.png").read_bytes()
+    for r in (e for s in doc["sizes"] for e in s["results"]):
         for run in r["runs"]:
             run["peak_rss_kb"] = 2048
-    sw = sweepdata.Sweep(sw.doc, sw.path)
-    assert sweep_charts(sw, tmp_path) == [tmp_path / "sweep.png", tmp_path / "sweep-rss.png"]
-    assert b"scripts/report.py --sweep" in (tmp_path / "sweep.png").read_bytes()
+    proc, out = draw("rss")
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["sweep-rss.png", "sweep.png"]
 
 
 def test_the_sweep_takes_compiled_implementations_only(tmp_path):
