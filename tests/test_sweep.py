@@ -151,9 +151,9 @@ def test_a_tiny_sweep_over_stand_ins_end_to_end(tmp_path):
     rep = subprocess.run([sys.executable, str(REPORT), "--sweep", str(raw), "--out", str(tmp_path), "--no-charts"],
                          capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert rep.returncode == 0, rep.stderr
-    assert "| v2 | never, up to 100 | never, up to 10 (refused from 100) |" in rep.stdout
+    assert "- **v2** doubles at: codon never up to 100, c never up to 10 (refused from 100)." in rep.stdout
     assert "**confirmed**" in rep.stdout
-    assert "| v0 | - |" in rep.stdout                  # no port at 100 ops (c refused it): no ratio to the best
+    assert "Codon / best port: - at 100 ops." in rep.stdout     # no port at 100 ops (c refused it): no ratio
     # The README block of the same file regenerates to the same sentences (root: where RAW is relative to).
     text = f"<!-- report.py: sweep from {raw.relative_to(tmp_path)} -->\nold\n<!-- report.py: end -->"
     filled = blocks.fill_blocks(text, root=tmp_path)

@@ -11,7 +11,7 @@ from typing import Any
 from harness import ROOT, analysis, rawfile
 from harness.oracle import graph_nodes
 from harness.rundata import peak_kb, shown_path
-from harness.tables import reading, table
+from harness.tables import reading
 from impls import LEVELS, ranking_clock
 
 SCHEMA = 1                           # harness/sweep.py's SCHEMA (the file it writes)
@@ -144,24 +144,24 @@ def sentences(sw: Sweep) -> list[str]:
     out = [f"From [{sw.path.name}]({shown_path(sw.path)}) ({host}; {caches_text(sw.caches)}): "
            f"{c['repeats']} paired rounds of at least {c['min_time']:g} s at each of {len(sw.sizes)} sizes, "
            f"{first:,} to {last:,} ops; v4 at {c['threads']} threads.", ""]
-    rows = []
+    out += [f"Where ns/op (median seconds / iters / ops, the timed region's wall time) first reaches twice its "
+            f"value at {first:,} ops, and Codon's time over the best compiled port's (the one it fares worst "
+            "against; median of paired ratios from adjacent runs [95% interval], CPU time, v4 wall time; ≈: a tie):",
+            ""]
+    at = [m for m in CODON_AT if m in sw.sizes] or [first, last]
     for lv in levels:
-        cells = []
+        doubles = []
         for n in names:
             series = sw.series(n, lv)
-            at, refused = doubling(series), sw.refused_from(n, lv)
-            cells.append("-" if not series else f"{at:,}" if at else
-                         f"never, up to {series[-1][0]:,}" + (f" (refused from {refused:,})" if refused else ""))
-        rows.append([lv] + cells)
-    out += table(["level"] + names, rows, "l" + "r" * len(names),
-                 f"The M (ops) at which ns/op first reaches twice its value at {first:,} ops; median ns/op of "
-                 "each size's runs, seconds / iters / ops (the timed region's wall time).")
-    at = [m for m in CODON_AT if m in sw.sizes] or [first, last]
-    rows = [[lv] + [reading(sw.codon_best.get((lv, m)), name=sw.codon_best.get((lv, m), {}).get("port", ""))
-                    for m in at] for lv in levels]
-    out += table(["codon / best port"] + [f"{m:,} ops" for m in at], rows, "l" + "r" * len(at),
-                 "Codon's time over the best compiled port's (the port it fares worst against), median of paired "
-                 "ratios from adjacent runs [95% interval]; CPU time, v4 wall time; ≈: a tie.")
+            if series:
+                at_m, refused = doubling(series), sw.refused_from(n, lv)
+                doubles.append(f"{n} {at_m:,}" if at_m else f"{n} never up to {series[-1][0]:,}"
+                               + (f" (refused from {refused:,})" if refused else ""))
+        codon = [f"{reading(sw.codon_best.get((lv, m)), name=sw.codon_best.get((lv, m), {}).get('port', ''))} at "
+                 f"{m:,}" for m in at]
+        out.append(f"- **{lv}** doubles at: {', '.join(doubles)}. Codon / best port: {'; '.join(codon)} ops.")
+    out += ["", f"v2's time over v0's and v1's in each implementation, at {first:,} and {last:,} ops (same rounds, "
+            "CPU time):", ""]
     leads = v2_lead(sw)
     for n, got, verdict in leads:
         led = [lv for lv in ("v0", "v1") if got[f"{lv}@{first}"] and got[f"{lv}@{first}"]["read"] == "faster"]
