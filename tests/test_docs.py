@@ -27,14 +27,18 @@ def test_the_readmes_numbers_are_generated_from_the_raw_files_they_cite():
             continue
         files = sorted(ROOT.glob(m["raw"])) if m["name"] in blocks.MANY_BLOCKS else [ROOT / m["raw"]]
         assert files and all(f.is_file() for f in files), m["raw"]
-        assert m["raw"].startswith(("results/raw/", "results/gpu/raw/")), m["raw"]   # make bench's, gpu_bench.sh's
+        # make bench's, gpu_bench.sh's, make sweep's (the `sweep` block alone)
+        assert m["raw"].startswith(("results/sweep/",) if m["name"] in blocks.SWEEP_BLOCKS
+                                   else ("results/raw/", "results/gpu/raw/")), m["raw"]
     assert blocks.fill_blocks(text) == text
 
 
 def test_the_committed_runs_are_compressed():
-    """Every run under results/raw and results/gpu/raw is a .json.gz, as bench.py writes it: as plain JSON
-    they made the tree 70 MB, more than the 64 MiB the device tool carries with a working tree."""
-    runs = [p for base in ("results/raw", "results/gpu/raw") for p in (ROOT / base).rglob("*") if p.is_file()]
+    """Every run under results/raw, results/gpu/raw and results/sweep is a .json.gz, as bench.py and sweep.py
+    write it: as plain JSON they made the tree 70 MB, more than the 64 MiB the device tool carries with a
+    working tree."""
+    runs = [p for base in ("results/raw", "results/gpu/raw", "results/sweep") for p in (ROOT / base).rglob("*")
+            if p.is_file()]
     assert runs and all(p.name.endswith(".json.gz") and p.read_bytes()[:2] == b"\x1f\x8b" for p in runs), \
         [str(p.relative_to(ROOT)) for p in runs if not p.name.endswith(".json.gz")][:5]
 
