@@ -3,8 +3,6 @@
  * made. The graph keeps its nodes in creation order, which is all backward needs: it walks
  * them in reverse. v0 frees the nodes after every sample, v1 keeps them as a pool. */
 
-#define GRAPH_LEAF (-1)
-
 typedef struct GraphNode GraphNode;
 struct GraphNode {
     double val;
@@ -135,7 +133,7 @@ static inline void node_graph_push_sum4(NodeGraph *g, int i, int j, int k, int l
 {
     GraphNode *a = node_graph_at(g, i), *b = node_graph_at(g, j), *c = node_graph_at(g, k),
               *d = node_graph_at(g, l);
-    node_graph_take(g, SUM4, ((a->val + b->val) + c->val) + d->val, 0.0, a, b, c, d);
+    node_graph_take(g, GRAPH_SUM4, ((a->val + b->val) + c->val) + d->val, 0.0, a, b, c, d);
 }
 
 static inline void node_graph_push_prod(NodeGraph *g, int i, int j)
@@ -151,7 +149,7 @@ static inline void node_graph_push_softmax4(NodeGraph *g, int i, int j, int k, i
     double o[4];
     softmax4(a->val, b->val, c->val, d->val, o);
     for (int q = 0; q < 4; q++)
-        node_graph_take(g, SOFTMAX4, o[q], 0.0, a, b, c, d);
+        node_graph_take(g, GRAPH_SOFTMAX4, o[q], 0.0, a, b, c, d);
 }
 
 /* The nodes in reverse creation order, each pushing its grad to its inputs (G3); a
@@ -164,7 +162,7 @@ static void node_graph_backward(NodeGraph *g)
         double gr = node->grad;
         if (node->kind == GRAPH_SOFTPLUS) {
             node->a->grad += sigmoid_e(node->a->val, node->saved) * gr;
-        } else if (node->kind == SUM4) {
+        } else if (node->kind == GRAPH_SUM4) {
             node->a->grad += gr;
             node->b->grad += gr;
             node->c->grad += gr;

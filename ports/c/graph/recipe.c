@@ -2,14 +2,14 @@
  * level: a sample's 100 inputs, the kind and input offsets of each of the M ops, the
  * scalar forward math of an op, and the per-sample checksums. */
 
-/* The kinds carry a GRAPH_ prefix where the softplus levels' names (SOFTPLUS, PROD, LEAF)
- * would clash. */
-
+/* The graph workload's op kinds, defined here once for every graph level; GRAPH_ keeps them
+ * apart from the softplus workload's kinds, which share some names and not the values. */
 enum {
+    GRAPH_LEAF = -1,    /* a node no op made: an input */
     GRAPH_SOFTPLUS = 0, /* op k has kind k % 4, in this order */
-    SUM4 = 1,
+    GRAPH_SUM4 = 1,
     GRAPH_PROD = 2,
-    SOFTMAX4 = 3
+    GRAPH_SOFTMAX4 = 3
 };
 
 #define N_INPUTS 100
@@ -48,7 +48,7 @@ static inline double graph_input(uint64_t seed, int64_t s, int i)
         case GRAPH_SOFTPLUS:                                                                                     \
             PREFIX##_push_softplus(g, n - 10);                                                                   \
             break;                                                                                               \
-        case SUM4:                                                                                               \
+        case GRAPH_SUM4:                                                                                         \
             PREFIX##_push_sum4(g, n - 30, n - 25, n - 20, n - 15);                                               \
             break;                                                                                               \
         case GRAPH_PROD:                                                                                         \
@@ -67,9 +67,9 @@ static inline double graph_input(uint64_t seed, int64_t s, int i)
     do {                                                                                                         \
         for (int block = 0; block < (m) / 4; block++) {                                                          \
             record_op(PREFIX, g, GRAPH_SOFTPLUS);                                                                \
-            record_op(PREFIX, g, SUM4);                                                                          \
+            record_op(PREFIX, g, GRAPH_SUM4);                                                                    \
             record_op(PREFIX, g, GRAPH_PROD);                                                                    \
-            record_op(PREFIX, g, SOFTMAX4);                                                                      \
+            record_op(PREFIX, g, GRAPH_SOFTMAX4);                                                                \
         }                                                                                                        \
         for (int kind = 0; kind < (m) % 4; kind++)                                                               \
             record_op(PREFIX, g, kind);                                                                          \

@@ -99,7 +99,7 @@ static inline void graph_batch_push_softplus(GraphBatchTape *t, int a)
 
 static inline void graph_batch_push_sum4(GraphBatchTape *t, int a, int b, int c, int d)
 {
-    double *restrict o = graph_batch_vals(t, graph_batch_push(t, SUM4, a, b, c, d));
+    double *restrict o = graph_batch_vals(t, graph_batch_push(t, GRAPH_SUM4, a, b, c, d));
     const double *va = graph_batch_vals(t, a), *vb = graph_batch_vals(t, b), *vc = graph_batch_vals(t, c),
                  *vd = graph_batch_vals(t, d);
     LANE_LOOP
@@ -118,7 +118,7 @@ static inline void graph_batch_push_prod(GraphBatchTape *t, int a, int b)
 
 static inline void graph_batch_push_softmax4(GraphBatchTape *t, int a, int b, int c, int d)
 {
-    int out = graph_batch_push(t, SOFTMAX4, a, b, c, d);
+    int out = graph_batch_push(t, GRAPH_SOFTMAX4, a, b, c, d);
     graph_batch_leaf(t);
     graph_batch_leaf(t);
     graph_batch_leaf(t);
@@ -163,7 +163,7 @@ static void graph_batch_backward(GraphBatchTape *t)
             LANE_LOOP
             for (int j = 0; j < GRAPH_BATCH; j++)
                 ga[j] += sigmoid_e(va[j], e[j]) * g[j];
-        } else if (op.kind == SUM4) {
+        } else if (op.kind == GRAPH_SUM4) {
             const int q4[4] = {op.a, op.b, op.c, op.d};
             for (int q = 0; q < 4; q++) {
                 double *gq = graph_batch_grads(t, q4[q]);

@@ -81,7 +81,7 @@ static inline int graph_tape_push_softplus(GraphTape *t, int a)
 static inline int graph_tape_push_sum4(GraphTape *t, int a, int b, int c, int d)
 {
     const double *v = t->val;
-    return graph_tape_push(t, SUM4, a, b, c, d, ((v[a] + v[b]) + v[c]) + v[d]);
+    return graph_tape_push(t, GRAPH_SUM4, a, b, c, d, ((v[a] + v[b]) + v[c]) + v[d]);
 }
 
 static inline int graph_tape_push_prod(GraphTape *t, int a, int b)
@@ -94,7 +94,7 @@ static inline int graph_tape_push_softmax4(GraphTape *t, int a, int b, int c, in
     const double *v = t->val;
     double o[4];
     softmax4(v[a], v[b], v[c], v[d], o);
-    int out = graph_tape_push(t, SOFTMAX4, a, b, c, d, o[0]);
+    int out = graph_tape_push(t, GRAPH_SOFTMAX4, a, b, c, d, o[0]);
     graph_tape_leaf(t, o[1]);
     graph_tape_leaf(t, o[2]);
     graph_tape_leaf(t, o[3]);
@@ -114,7 +114,7 @@ static void graph_tape_backward(GraphTape *t)
         double go = g[op.out];
         if (op.kind == GRAPH_SOFTPLUS) {
             g[op.a] += sigmoid_e(v[op.a], t->saved[op.b]) * go;
-        } else if (op.kind == SUM4) {
+        } else if (op.kind == GRAPH_SUM4) {
             g[op.a] += go;
             g[op.b] += go;
             g[op.c] += go;

@@ -2,6 +2,8 @@
  * knows its inputs, computes its value when asked (recomputing its whole subgraph
  * every time), and pushes gradients to its inputs by recursion. */
 
+/* The softplus workload's op kinds, defined here once for every level (the tapes of
+ * v2-v5 record SUM, PROD and SOFTPLUS). */
 enum { LEAF = 0, SUM = 1, PROD = 2, SOFTPLUS = 3 };
 
 typedef struct Node Node;

@@ -6,9 +6,6 @@
 cimport cython
 from graph.recipe cimport GraphSums
 
-cdef enum:
-    LEAF = -1
-
 
 # final: methods called directly; no_gc: the nodes form no cycles (a node's inputs are
 # older nodes), so the cyclic collector need not track 17,600 objects a sample.
@@ -17,7 +14,7 @@ cdef enum:
 cdef class GraphNode:
     cdef double val
     cdef double grad
-    cdef int kind      # LEAF, or the kind of the op that made it (all four of a SOFTMAX4's)
+    cdef int kind      # GRAPH_LEAF, or the kind of the op that made it (all four of a SOFTMAX4's)
     cdef double saved  # SOFTPLUS: exp(-|a.val|), for backward's sigmoid
     cdef GraphNode a   # inputs, as many as the kind has (None for the others)
     cdef GraphNode b

@@ -1,8 +1,8 @@
 # The node types of graph levels v0 and v1 (graph/nodes.pxd declares them).
 cimport cython
 from core.ops cimport exp_neg_abs, softplus_e, sigmoid_e
-from graph.recipe cimport (GraphSums, N_INPUTS, SOFTPLUS, SUM4, PROD, SOFTMAX4, softmax4,
-                           softmax4_avg)
+from graph.recipe cimport (GRAPH_LEAF, GraphSums, N_INPUTS, GRAPH_SOFTPLUS, GRAPH_SUM4, GRAPH_PROD, GRAPH_SOFTMAX4,
+                           softmax4, softmax4_avg)
 
 
 cdef inline void graph_node_set(GraphNode node, int kind, double val, double saved, GraphNode a,
@@ -83,33 +83,33 @@ cdef class NodeGraph:
         return node
 
     cdef int leaf(self, double val) except -1:
-        self.take(LEAF, val, 0.0, None, None, None, None)
+        self.take(GRAPH_LEAF, val, 0.0, None, None, None, None)
         return 0
 
     cdef int push_softplus(self, int i) except -1:
         cdef GraphNode a = self.at(i)
         cdef double e = exp_neg_abs(a.val)
-        self.take(SOFTPLUS, softplus_e(a.val, e), e, a, None, None, None)
+        self.take(GRAPH_SOFTPLUS, softplus_e(a.val, e), e, a, None, None, None)
         return 0
 
     cdef int push_sum4(self, int i, int j, int k, int l) except -1:
         cdef GraphNode a = self.at(i), b = self.at(j), c = self.at(k), d = self.at(l)
-        self.take(SUM4, ((a.val + b.val) + c.val) + d.val, 0.0, a, b, c, d)
+        self.take(GRAPH_SUM4, ((a.val + b.val) + c.val) + d.val, 0.0, a, b, c, d)
         return 0
 
     cdef int push_prod(self, int i, int j) except -1:
         cdef GraphNode a = self.at(i), b = self.at(j)
-        self.take(PROD, a.val * b.val, 0.0, a, b, None, None)
+        self.take(GRAPH_PROD, a.val * b.val, 0.0, a, b, None, None)
         return 0
 
     cdef int push_softmax4(self, int i, int j, int k, int l) except -1:
         cdef GraphNode a = self.at(i), b = self.at(j), c = self.at(k), d = self.at(l)
         cdef double o[4]
         softmax4(a.val, b.val, c.val, d.val, o)
-        self.take(SOFTMAX4, o[0], 0.0, a, b, c, d)
-        self.take(SOFTMAX4, o[1], 0.0, a, b, c, d)
-        self.take(SOFTMAX4, o[2], 0.0, a, b, c, d)
-        self.take(SOFTMAX4, o[3], 0.0, a, b, c, d)
+        self.take(GRAPH_SOFTMAX4, o[0], 0.0, a, b, c, d)
+        self.take(GRAPH_SOFTMAX4, o[1], 0.0, a, b, c, d)
+        self.take(GRAPH_SOFTMAX4, o[2], 0.0, a, b, c, d)
+        self.take(GRAPH_SOFTMAX4, o[3], 0.0, a, b, c, d)
         return 0
 
     cdef void backward(self) noexcept:
@@ -121,14 +121,14 @@ cdef class NodeGraph:
         while i >= N_INPUTS:
             node = <GraphNode>self.nodes[i]
             gr = node.grad
-            if node.kind == SOFTPLUS:
+            if node.kind == GRAPH_SOFTPLUS:
                 node.a.grad += sigmoid_e(node.a.val, node.saved) * gr
-            elif node.kind == SUM4:
+            elif node.kind == GRAPH_SUM4:
                 node.a.grad += gr
                 node.b.grad += gr
                 node.c.grad += gr
                 node.d.grad += gr
-            elif node.kind == PROD:
+            elif node.kind == GRAPH_PROD:
                 node.a.grad += node.b.val * gr
                 node.b.grad += node.a.val * gr
             else:  # SOFTMAX4: nodes i-3 .. i are its outputs

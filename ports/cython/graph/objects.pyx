@@ -3,7 +3,7 @@
 # the nodes in reverse creation order.
 from libc.stdint cimport uint64_t, int64_t
 from graph.recipe cimport (GraphSums, graph_sums_add, as_tuple, graph_input, op_inputs, N_INPUTS,
-                           SOFTPLUS, SUM4, PROD, SOFTMAX4)
+                           GRAPH_SOFTPLUS, GRAPH_SUM4, GRAPH_PROD, GRAPH_SOFTMAX4)
 from graph.nodes cimport NodeGraph
 
 
@@ -11,11 +11,11 @@ cdef inline int record_op(NodeGraph g, int kind) except -1:
     """An op of kind `kind` onto the graph."""
     cdef int ins[4]
     op_inputs(kind, g.size(), ins)
-    if kind == SOFTPLUS:
+    if kind == GRAPH_SOFTPLUS:
         g.push_softplus(ins[0])
-    elif kind == SUM4:
+    elif kind == GRAPH_SUM4:
         g.push_sum4(ins[0], ins[1], ins[2], ins[3])
-    elif kind == PROD:
+    elif kind == GRAPH_PROD:
         g.push_prod(ins[0], ins[1])
     else:
         g.push_softmax4(ins[0], ins[1], ins[2], ins[3])
@@ -30,10 +30,10 @@ cdef int record_nodes(NodeGraph g, uint64_t seed, int64_t s, int m) except -1:
     for i in range(N_INPUTS):
         g.leaf(graph_input(seed, s, i))
     for block in range(m // 4):
-        record_op(g, SOFTPLUS)
-        record_op(g, SUM4)
-        record_op(g, PROD)
-        record_op(g, SOFTMAX4)
+        record_op(g, GRAPH_SOFTPLUS)
+        record_op(g, GRAPH_SUM4)
+        record_op(g, GRAPH_PROD)
+        record_op(g, GRAPH_SOFTMAX4)
     for kind in range(m % 4):
         record_op(g, kind)
     return 0

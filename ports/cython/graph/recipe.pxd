@@ -6,11 +6,14 @@ from libc.stdint cimport uint64_t, int64_t
 from libc.math cimport exp
 from core.rng cimport draw, unit
 
+# The graph workload's op kinds, defined here once for every graph level; GRAPH_ keeps them
+# apart from the softplus workload's kinds, which share some names and not the values.
 cdef enum:
-    SOFTPLUS = 0  # op k has kind k % 4, in this order
-    SUM4 = 1
-    PROD = 2
-    SOFTMAX4 = 3
+    GRAPH_LEAF = -1  # a node no op made: an input
+    GRAPH_SOFTPLUS = 0  # op k has kind k % 4, in this order
+    GRAPH_SUM4 = 1
+    GRAPH_PROD = 2
+    GRAPH_SOFTMAX4 = 3
     N_INPUTS = 100
 
 
@@ -45,14 +48,14 @@ cdef inline void op_inputs(int kind, int n, int* ins) noexcept nogil:
     many as the kind has; G2). Op k's kind is k % 4: every level's record loop (record_nodes,
     record_graph, record_batch) goes a block of the four kinds at a time, through its
     record_op, then the first M % 4 of one more block, so that no op branches on its kind."""
-    if kind == SOFTPLUS:
+    if kind == GRAPH_SOFTPLUS:
         ins[0] = n - 10
-    elif kind == SUM4:
+    elif kind == GRAPH_SUM4:
         ins[0] = n - 30
         ins[1] = n - 25
         ins[2] = n - 20
         ins[3] = n - 15
-    elif kind == PROD:
+    elif kind == GRAPH_PROD:
         ins[0] = n - 20
         ins[1] = n - 10
     else:

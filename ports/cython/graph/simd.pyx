@@ -7,7 +7,7 @@ from libc.stdint cimport uint64_t, int64_t
 from libc.stdlib cimport free
 from core.vmath cimport alloc_or_die, ALIGN, exp_neg_abs_lanes, log1p_lanes, exp_lanes_in_place
 from graph.recipe cimport (GraphSums, graph_sums_add, as_tuple, n_nodes, graph_input, op_inputs, N_INPUTS,
-                           SOFTPLUS, SUM4, PROD, SOFTMAX4)
+                           GRAPH_SOFTPLUS, GRAPH_SUM4, GRAPH_PROD, GRAPH_SOFTMAX4)
 from graph.tape cimport GraphOp
 from graph.lanes cimport (GRAPH_BATCH, sum4_lanes, mul_lanes, softplus_lanes, softmax_shift_lanes,
                           softmax_norm_lanes, acc_lanes, acc_mul_lanes, acc_sigmoid_lanes,
@@ -75,7 +75,7 @@ cdef inline int graph_batch_push(GraphBatchTape* t, int kind, int a, int b, int 
 cdef inline void graph_batch_push_softplus(GraphBatchTape* t, int a) noexcept nogil:
     cdef int slot = t.n_saved
     t.n_saved += 1
-    cdef int out = graph_batch_push(t, SOFTPLUS, a, slot, 0, 0)
+    cdef int out = graph_batch_push(t, GRAPH_SOFTPLUS, a, slot, 0, 0)
     cdef double* e = t.saved + <size_t>slot * GRAPH_BATCH
     exp_neg_abs_lanes(graph_batch_vals(t, a), e, GRAPH_BATCH)
     log1p_lanes(e, graph_batch_vals(t, out), GRAPH_BATCH)
@@ -83,17 +83,17 @@ cdef inline void graph_batch_push_softplus(GraphBatchTape* t, int a) noexcept no
 
 
 cdef inline void graph_batch_push_sum4(GraphBatchTape* t, int a, int b, int c, int d) noexcept nogil:
-    sum4_lanes(graph_batch_vals(t, graph_batch_push(t, SUM4, a, b, c, d)), graph_batch_vals(t, a),
+    sum4_lanes(graph_batch_vals(t, graph_batch_push(t, GRAPH_SUM4, a, b, c, d)), graph_batch_vals(t, a),
                graph_batch_vals(t, b), graph_batch_vals(t, c), graph_batch_vals(t, d))
 
 
 cdef inline void graph_batch_push_prod(GraphBatchTape* t, int a, int b) noexcept nogil:
-    mul_lanes(graph_batch_vals(t, graph_batch_push(t, PROD, a, b, 0, 0)), graph_batch_vals(t, a),
+    mul_lanes(graph_batch_vals(t, graph_batch_push(t, GRAPH_PROD, a, b, 0, 0)), graph_batch_vals(t, a),
               graph_batch_vals(t, b))
 
 
 cdef inline void graph_batch_push_softmax4(GraphBatchTape* t, int a, int b, int c, int d) noexcept nogil:
-    cdef int out = graph_batch_push(t, SOFTMAX4, a, b, c, d)
+    cdef int out = graph_batch_push(t, GRAPH_SOFTMAX4, a, b, c, d)
     graph_batch_leaf(t)
     graph_batch_leaf(t)
     graph_batch_leaf(t)
@@ -117,15 +117,15 @@ cdef void graph_batch_backward(GraphBatchTape* t) noexcept nogil:
     for k in range(t.n_ops - 1, -1, -1):
         op = t.ops[k]
         g = graph_batch_grads(t, op.out)
-        if op.kind == SOFTPLUS:
+        if op.kind == GRAPH_SOFTPLUS:
             acc_sigmoid_lanes(graph_batch_grads(t, op.a), graph_batch_vals(t, op.a),
                               t.saved + <size_t>op.b * GRAPH_BATCH, g)
-        elif op.kind == SUM4:
+        elif op.kind == GRAPH_SUM4:
             acc_lanes(graph_batch_grads(t, op.a), g)
             acc_lanes(graph_batch_grads(t, op.b), g)
             acc_lanes(graph_batch_grads(t, op.c), g)
             acc_lanes(graph_batch_grads(t, op.d), g)
-        elif op.kind == PROD:
+        elif op.kind == GRAPH_PROD:
             acc_mul_lanes(graph_batch_grads(t, op.a), graph_batch_vals(t, op.b), g)
             acc_mul_lanes(graph_batch_grads(t, op.b), graph_batch_vals(t, op.a), g)
         else:  # SOFTMAX4
@@ -153,11 +153,11 @@ cdef inline void record_op(GraphBatchTape* tape, int kind) noexcept nogil:
     """An op of kind `kind` onto the batch tape."""
     cdef int ins[4]
     op_inputs(kind, graph_batch_size(tape), ins)
-    if kind == SOFTPLUS:
+    if kind == GRAPH_SOFTPLUS:
         graph_batch_push_softplus(tape, ins[0])
-    elif kind == SUM4:
+    elif kind == GRAPH_SUM4:
         graph_batch_push_sum4(tape, ins[0], ins[1], ins[2], ins[3])
-    elif kind == PROD:
+    elif kind == GRAPH_PROD:
         graph_batch_push_prod(tape, ins[0], ins[1])
     else:
         graph_batch_push_softmax4(tape, ins[0], ins[1], ins[2], ins[3])
@@ -167,10 +167,10 @@ cdef void record_batch(GraphBatchTape* tape, int m) noexcept nogil:
     """The M ops onto the batch tape (its inputs filled), a block of the four kinds at a time."""
     cdef int block, kind
     for block in range(m // 4):
-        record_op(tape, SOFTPLUS)
-        record_op(tape, SUM4)
-        record_op(tape, PROD)
-        record_op(tape, SOFTMAX4)
+        record_op(tape, GRAPH_SOFTPLUS)
+        record_op(tape, GRAPH_SUM4)
+        record_op(tape, GRAPH_PROD)
+        record_op(tape, GRAPH_SOFTMAX4)
     for kind in range(m % 4):
         record_op(tape, kind)
 

@@ -7,7 +7,7 @@ from libc.stdlib cimport free
 from core.ops cimport exp_neg_abs, softplus_e, sigmoid_e
 from core.vmath cimport alloc_or_die
 from graph.recipe cimport (GraphSums, graph_sums_add, as_tuple, n_nodes, graph_input, op_inputs, softmax4,
-                           softmax4_avg, N_INPUTS, SOFTPLUS, SUM4, PROD, SOFTMAX4)
+                           softmax4_avg, N_INPUTS, GRAPH_SOFTPLUS, GRAPH_SUM4, GRAPH_PROD, GRAPH_SOFTMAX4)
 
 
 cdef struct GraphTape:
@@ -66,23 +66,23 @@ cdef inline int graph_tape_push_softplus(GraphTape* t, int a) noexcept nogil:
     cdef int slot = t.n_saved
     t.saved[slot] = e
     t.n_saved += 1
-    return graph_tape_push(t, SOFTPLUS, a, slot, 0, 0, softplus_e(p, e))
+    return graph_tape_push(t, GRAPH_SOFTPLUS, a, slot, 0, 0, softplus_e(p, e))
 
 
 cdef inline int graph_tape_push_sum4(GraphTape* t, int a, int b, int c, int d) noexcept nogil:
     cdef const double* v = t.val
-    return graph_tape_push(t, SUM4, a, b, c, d, ((v[a] + v[b]) + v[c]) + v[d])
+    return graph_tape_push(t, GRAPH_SUM4, a, b, c, d, ((v[a] + v[b]) + v[c]) + v[d])
 
 
 cdef inline int graph_tape_push_prod(GraphTape* t, int a, int b) noexcept nogil:
-    return graph_tape_push(t, PROD, a, b, 0, 0, t.val[a] * t.val[b])
+    return graph_tape_push(t, GRAPH_PROD, a, b, 0, 0, t.val[a] * t.val[b])
 
 
 cdef inline int graph_tape_push_softmax4(GraphTape* t, int a, int b, int c, int d) noexcept nogil:
     cdef const double* v = t.val
     cdef double o[4]
     softmax4(v[a], v[b], v[c], v[d], o)
-    cdef int out = graph_tape_push(t, SOFTMAX4, a, b, c, d, o[0])
+    cdef int out = graph_tape_push(t, GRAPH_SOFTMAX4, a, b, c, d, o[0])
     graph_tape_leaf(t, o[1])
     graph_tape_leaf(t, o[2])
     graph_tape_leaf(t, o[3])
@@ -102,14 +102,14 @@ cdef void graph_tape_backward(GraphTape* t) noexcept nogil:
     for k in range(t.n_ops - 1, -1, -1):
         op = t.ops[k]
         go = g[op.out]
-        if op.kind == SOFTPLUS:
+        if op.kind == GRAPH_SOFTPLUS:
             g[op.a] += sigmoid_e(v[op.a], t.saved[op.b]) * go
-        elif op.kind == SUM4:
+        elif op.kind == GRAPH_SUM4:
             g[op.a] += go
             g[op.b] += go
             g[op.c] += go
             g[op.d] += go
-        elif op.kind == PROD:
+        elif op.kind == GRAPH_PROD:
             g[op.a] += v[op.b] * go
             g[op.b] += v[op.a] * go
         else:  # SOFTMAX4
@@ -138,11 +138,11 @@ cdef inline void record_op(GraphTape* tape, int kind) noexcept nogil:
     """An op of kind `kind` onto the tape."""
     cdef int ins[4]
     op_inputs(kind, graph_tape_size(tape), ins)
-    if kind == SOFTPLUS:
+    if kind == GRAPH_SOFTPLUS:
         graph_tape_push_softplus(tape, ins[0])
-    elif kind == SUM4:
+    elif kind == GRAPH_SUM4:
         graph_tape_push_sum4(tape, ins[0], ins[1], ins[2], ins[3])
-    elif kind == PROD:
+    elif kind == GRAPH_PROD:
         graph_tape_push_prod(tape, ins[0], ins[1])
     else:
         graph_tape_push_softmax4(tape, ins[0], ins[1], ins[2], ins[3])
@@ -155,10 +155,10 @@ cdef void record_graph(GraphTape* tape, uint64_t seed, int64_t s, int m) noexcep
     for i in range(N_INPUTS):
         graph_tape_leaf(tape, graph_input(seed, s, i))
     for block in range(m // 4):
-        record_op(tape, SOFTPLUS)
-        record_op(tape, SUM4)
-        record_op(tape, PROD)
-        record_op(tape, SOFTMAX4)
+        record_op(tape, GRAPH_SOFTPLUS)
+        record_op(tape, GRAPH_SUM4)
+        record_op(tape, GRAPH_PROD)
+        record_op(tape, GRAPH_SOFTMAX4)
     for kind in range(m % 4):
         record_op(tape, kind)
 

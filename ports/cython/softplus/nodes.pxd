@@ -3,6 +3,8 @@
 # every time), and pushes gradients to its inputs by recursion.
 cimport cython
 
+# The softplus workload's op kinds, defined here once for every level (the tapes of
+# v2-v5 record SUM, PROD and SOFTPLUS).
 cdef enum:
     LEAF = 0
     SUM = 1

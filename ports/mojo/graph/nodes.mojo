@@ -9,10 +9,8 @@ from std.ffi import external_call
 from std.memory import Pointer
 from std.sys import exit, stderr, size_of
 from core.ops import exp_neg_abs, softplus_e, sigmoid_e
-from graph.recipe import (SOFTPLUS, SUM4, PROD, SOFTMAX4, N_INPUTS, GraphSums, GraphBuilder, softmax4,
-                          softmax4_avg, graph_alloc, graph_free)
-
-comptime LEAF = -1
+from graph.recipe import (GRAPH_LEAF, GRAPH_SOFTPLUS, GRAPH_SUM4, GRAPH_PROD, GRAPH_SOFTMAX4, N_INPUTS, GraphSums,
+                          GraphBuilder, softmax4, softmax4_avg, graph_alloc, graph_free)
 
 comptime GraphNodePtr = Pointer[GraphNode, MutUntrackedOrigin]
 
@@ -20,7 +18,7 @@ comptime GraphNodePtr = Pointer[GraphNode, MutUntrackedOrigin]
 struct GraphNode(Copyable, Movable):
     var val: Float64
     var grad: Float64
-    var kind: Int  # LEAF, or the kind of the op that made it (all four of a SOFTMAX4's)
+    var kind: Int  # GRAPH_LEAF, or the kind of the op that made it (all four of a SOFTMAX4's)
     var saved: Float64  # SOFTPLUS: exp(-|a.val|), for backward's sigmoid
     var a: GraphNodePtr  # inputs, as many as the kind has
     var b: GraphNodePtr
@@ -118,14 +116,14 @@ struct NodeGraph(GraphBuilder, Movable):
     @always_inline
     def leaf(mut self, val: Float64):
         var none = GraphNodePtr(unsafe_from_address=NULL)
-        _ = self.take(LEAF, val, 0.0, none, none, none, none)
+        _ = self.take(GRAPH_LEAF, val, 0.0, none, none, none, none)
 
     @always_inline
     def push_softplus(mut self, i: Int):
         var a = self.at(i)
         var e = exp_neg_abs(a[].val)
         var none = GraphNodePtr(unsafe_from_address=NULL)
-        _ = self.take(SOFTPLUS, softplus_e(a[].val, e), e, a, none, none, none)
+        _ = self.take(GRAPH_SOFTPLUS, softplus_e(a[].val, e), e, a, none, none, none)
 
     @always_inline
     def push_sum4(mut self, i: Int, j: Int, k: Int, l: Int):
@@ -133,14 +131,14 @@ struct NodeGraph(GraphBuilder, Movable):
         var b = self.at(j)
         var c = self.at(k)
         var d = self.at(l)
-        _ = self.take(SUM4, ((a[].val + b[].val) + c[].val) + d[].val, 0.0, a, b, c, d)
+        _ = self.take(GRAPH_SUM4, ((a[].val + b[].val) + c[].val) + d[].val, 0.0, a, b, c, d)
 
     @always_inline
     def push_prod(mut self, i: Int, j: Int):
         var a = self.at(i)
         var b = self.at(j)
         var none = GraphNodePtr(unsafe_from_address=NULL)
-        _ = self.take(PROD, a[].val * b[].val, 0.0, a, b, none, none)
+        _ = self.take(GRAPH_PROD, a[].val * b[].val, 0.0, a, b, none, none)
 
     @always_inline
     def push_softmax4(mut self, i: Int, j: Int, k: Int, l: Int):
@@ -150,7 +148,7 @@ struct NodeGraph(GraphBuilder, Movable):
         var d = self.at(l)
         var o = softmax4(a[].val, b[].val, c[].val, d[].val)
         comptime for q in range(4):
-            _ = self.take(SOFTMAX4, o[q], 0.0, a, b, c, d)
+            _ = self.take(GRAPH_SOFTMAX4, o[q], 0.0, a, b, c, d)
 
     def backward(mut self):
         """The nodes in reverse creation order, each pushing its grad to its inputs (G3); a
@@ -160,14 +158,14 @@ struct NodeGraph(GraphBuilder, Movable):
             var node = self.nodes[unsafe_offset=i]
             var gr = node[].grad
             var kind = node[].kind
-            if kind == SOFTPLUS:
+            if kind == GRAPH_SOFTPLUS:
                 node[].a[].grad += sigmoid_e(node[].a[].val, node[].saved) * gr
-            elif kind == SUM4:
+            elif kind == GRAPH_SUM4:
                 node[].a[].grad += gr
                 node[].b[].grad += gr
                 node[].c[].grad += gr
                 node[].d[].grad += gr
-            elif kind == PROD:
+            elif kind == GRAPH_PROD:
                 node[].a[].grad += node[].b[].val * gr
                 node[].b[].grad += node[].a[].val * gr
             else:  # SOFTMAX4: nodes i-3 .. i are its outputs

@@ -5,8 +5,8 @@
 
 from core.rng import draw
 from core.vmath import F64Ptr, WIDTH, V, ld, st, alloc_lanes, free_lanes, exp_lanes, log1p_lanes, exp_neg_abs_lanes
-from graph.recipe import (SOFTPLUS, SUM4, PROD, SOFTMAX4, N_INPUTS, GraphSums, GraphBuilder, n_nodes,
-                          graph_input, record_ops, graph_alloc, graph_free)
+from graph.recipe import (GRAPH_SOFTPLUS, GRAPH_SUM4, GRAPH_PROD, GRAPH_SOFTMAX4, N_INPUTS, GraphSums, GraphBuilder,
+                          n_nodes, graph_input, record_ops, graph_alloc, graph_free)
 from graph.tape import GraphOp, GraphOpPtr
 from graph.lanes import (sum4_chunk, mul_chunk, softplus_chunk, softmax_shift_chunk, softmax_norm_chunk,
                          acc_chunk, acc_mul_chunk, acc_sigmoid_chunk, softmax_backward_chunk)
@@ -76,7 +76,7 @@ struct GraphBatchTape(GraphBuilder, Movable):
     def push_softplus(mut self, a: Int):
         var slot = self.n_saved
         self.n_saved += 1
-        var out = self.push(SOFTPLUS, a, slot, 0, 0)
+        var out = self.push(GRAPH_SOFTPLUS, a, slot, 0, 0)
         var p = self.vals(a)
         var e = self.saved.unsafe_offset(slot * GRAPH_BATCH)
         var o = self.vals(out)
@@ -87,7 +87,7 @@ struct GraphBatchTape(GraphBuilder, Movable):
 
     @always_inline
     def push_sum4(mut self, a: Int, b: Int, c: Int, d: Int):
-        var o = self.vals(self.push(SUM4, a, b, c, d))
+        var o = self.vals(self.push(GRAPH_SUM4, a, b, c, d))
         var va = self.vals(a)
         var vb = self.vals(b)
         var vc = self.vals(c)
@@ -98,7 +98,7 @@ struct GraphBatchTape(GraphBuilder, Movable):
 
     @always_inline
     def push_prod(mut self, a: Int, b: Int):
-        var o = self.vals(self.push(PROD, a, b, 0, 0))
+        var o = self.vals(self.push(GRAPH_PROD, a, b, 0, 0))
         var va = self.vals(a)
         var vb = self.vals(b)
         comptime for j in range(0, GRAPH_BATCH, WIDTH):
@@ -106,7 +106,7 @@ struct GraphBatchTape(GraphBuilder, Movable):
 
     @always_inline
     def push_softmax4(mut self, a: Int, b: Int, c: Int, d: Int):
-        var out = self.push(SOFTMAX4, a, b, c, d)
+        var out = self.push(GRAPH_SOFTMAX4, a, b, c, d)
         _ = self.leaf()
         _ = self.leaf()
         _ = self.leaf()
@@ -132,12 +132,12 @@ struct GraphBatchTape(GraphBuilder, Movable):
             var g = self.grads(Int(op.out))
             var ga = self.grads(Int(op.a))
             var va = self.vals(Int(op.a))
-            if op.kind == SOFTPLUS:
+            if op.kind == GRAPH_SOFTPLUS:
                 var e = self.saved.unsafe_offset(Int(op.b) * GRAPH_BATCH)
                 comptime for j in range(0, GRAPH_BATCH, WIDTH):
                     acc_sigmoid_chunk(ga.unsafe_offset(j), va.unsafe_offset(j), e.unsafe_offset(j),
                                       g.unsafe_offset(j))
-            elif op.kind == SUM4:
+            elif op.kind == GRAPH_SUM4:
                 var gb = self.grads(Int(op.b))
                 var gc = self.grads(Int(op.c))
                 var gd = self.grads(Int(op.d))
@@ -146,7 +146,7 @@ struct GraphBatchTape(GraphBuilder, Movable):
                     acc_chunk(gb.unsafe_offset(j), g.unsafe_offset(j))
                     acc_chunk(gc.unsafe_offset(j), g.unsafe_offset(j))
                     acc_chunk(gd.unsafe_offset(j), g.unsafe_offset(j))
-            elif op.kind == PROD:
+            elif op.kind == GRAPH_PROD:
                 var gb = self.grads(Int(op.b))
                 var vb = self.vals(Int(op.b))
                 comptime for j in range(0, GRAPH_BATCH, WIDTH):

@@ -6,8 +6,8 @@
 from std.memory import Pointer
 from core.ops import exp_neg_abs, softplus_e, sigmoid_e
 from core.vmath import F64Ptr
-from graph.recipe import (SOFTPLUS, SUM4, PROD, SOFTMAX4, N_INPUTS, GraphSums, GraphBuilder, n_nodes,
-                          graph_input, record_ops, softmax4, softmax4_avg, graph_alloc, graph_free)
+from graph.recipe import (GRAPH_SOFTPLUS, GRAPH_SUM4, GRAPH_PROD, GRAPH_SOFTMAX4, N_INPUTS, GraphSums, GraphBuilder,
+                          n_nodes, graph_input, record_ops, softmax4, softmax4_avg, graph_alloc, graph_free)
 
 
 @fieldwise_init
@@ -84,20 +84,20 @@ struct GraphTape(GraphBuilder, Movable):
         var slot = self.n_saved
         self.saved[unsafe_offset=slot] = e
         self.n_saved += 1
-        _ = self.push(SOFTPLUS, a, slot, 0, 0, softplus_e(p, e))
+        _ = self.push(GRAPH_SOFTPLUS, a, slot, 0, 0, softplus_e(p, e))
 
     @always_inline
     def push_sum4(mut self, a: Int, b: Int, c: Int, d: Int):
-        _ = self.push(SUM4, a, b, c, d, ((self.v(a) + self.v(b)) + self.v(c)) + self.v(d))
+        _ = self.push(GRAPH_SUM4, a, b, c, d, ((self.v(a) + self.v(b)) + self.v(c)) + self.v(d))
 
     @always_inline
     def push_prod(mut self, a: Int, b: Int):
-        _ = self.push(PROD, a, b, 0, 0, self.v(a) * self.v(b))
+        _ = self.push(GRAPH_PROD, a, b, 0, 0, self.v(a) * self.v(b))
 
     @always_inline
     def push_softmax4(mut self, a: Int, b: Int, c: Int, d: Int):
         var o = softmax4(self.v(a), self.v(b), self.v(c), self.v(d))
-        _ = self.push(SOFTMAX4, a, b, c, d, o[0])
+        _ = self.push(GRAPH_SOFTMAX4, a, b, c, d, o[0])
         _ = self.leaf(o[1])
         _ = self.leaf(o[2])
         _ = self.leaf(o[3])
@@ -114,14 +114,14 @@ struct GraphTape(GraphBuilder, Movable):
             var a = Int(op.a)
             var b = Int(op.b)
             var go = g[unsafe_offset=Int(op.out)]
-            if op.kind == SOFTPLUS:
+            if op.kind == GRAPH_SOFTPLUS:
                 g[unsafe_offset=a] += sigmoid_e(v[unsafe_offset=a], self.saved[unsafe_offset=b]) * go
-            elif op.kind == SUM4:
+            elif op.kind == GRAPH_SUM4:
                 g[unsafe_offset=a] += go
                 g[unsafe_offset=b] += go
                 g[unsafe_offset=Int(op.c)] += go
                 g[unsafe_offset=Int(op.d)] += go
-            elif op.kind == PROD:
+            elif op.kind == GRAPH_PROD:
                 g[unsafe_offset=a] += v[unsafe_offset=b] * go
                 g[unsafe_offset=b] += v[unsafe_offset=a] * go
             else:  # SOFTMAX4

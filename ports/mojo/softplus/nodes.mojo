@@ -9,6 +9,8 @@ from std.memory import Pointer
 from std.sys import exit, stderr, size_of
 from core.ops import softplus, sigmoid
 
+# The softplus workload's op kinds, defined here once for every level (the tapes of
+# v2-v5 record SUM, PROD and SOFTPLUS).
 comptime LEAF = 0
 comptime SUM = 1
 comptime PROD = 2

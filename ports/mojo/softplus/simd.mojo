@@ -7,7 +7,8 @@ from core.ops import Sums
 from core.rng import sample, draw_lanes, signed_unit_lanes
 from core.vmath import (F64Ptr, WIDTH, V, ld, st, alloc_lanes, free_lanes, exp_neg_abs_lanes,
                         log1p_lanes)
-from softplus.tape import SUM, PROD, SOFTPLUS, MAX_VARS, MAX_OPS, Op
+from softplus.nodes import SUM, PROD, SOFTPLUS
+from softplus.tape import MAX_VARS, MAX_OPS, Op
 
 comptime BATCH = 256  # lanes per var, a multiple of WIDTH (the C port's choice)
 

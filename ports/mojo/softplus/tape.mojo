@@ -4,10 +4,8 @@
 
 from core.ops import Sums, exp_neg_abs, softplus_e, sigmoid_e
 from core.rng import sample
+from softplus.nodes import SUM, PROD, SOFTPLUS
 
-comptime SUM = 1
-comptime PROD = 2
-comptime SOFTPLUS = 3
 comptime MAX_VARS = 6  # x, y, s, p, exp(-|p|), f
 comptime MAX_OPS = 3  # SUM, PROD, SOFTPLUS
 

@@ -11,8 +11,8 @@ from core.target import WIDTH
 from core.vmath import exp_lanes, exp_neg_abs_lanes, log1p_lanes, alloc_lanes, alloc_lane_arrays
 from .lanes import (sum4_chunk, mul_chunk, softplus_chunk, softmax_shift_chunk, softmax_norm_chunk,
                     acc_chunk, acc_mul_chunk, acc_sigmoid_chunk, softmax_backward_chunk)
-from .recipe import (SOFTPLUS, SUM4, PROD, SOFTMAX4, N_INPUTS, GraphSums, graph_sums_add, n_nodes,
-                     graph_input, record_ops, builder_methods)
+from .recipe import (GRAPH_SOFTPLUS, GRAPH_SUM4, GRAPH_PROD, GRAPH_SOFTMAX4, N_INPUTS, GraphSums, graph_sums_add,
+                     n_nodes, graph_input, record_ops, builder_methods)
 from .tape import put_op, uid, U1, U2, U3, U4, U5
 
 # Lanes per var, a multiple of every vector width (the C port's and Codon's choice).
@@ -67,7 +67,7 @@ def graph_batch_push(t, kind, a, b, c, d):
 def graph_batch_push_softplus(t, a):
     slot = t.count[2]
     t.count[2] = slot + 1
-    out = graph_batch_push(t, SOFTPLUS, a, slot, 0, 0)
+    out = graph_batch_push(t, GRAPH_SOFTPLUS, a, slot, 0, 0)
     exp_neg_abs_lanes(t.val, a * B, t.saved, slot * B, B)
     log1p_lanes(t.saved, slot * B, t.val, out * B, B)
     for j in range(0, B, WIDTH):
@@ -76,21 +76,21 @@ def graph_batch_push_softplus(t, a):
 
 @njit(cache=True, inline="always")
 def graph_batch_push_sum4(t, a, b, c, d):
-    o = graph_batch_push(t, SUM4, a, b, c, d)
+    o = graph_batch_push(t, GRAPH_SUM4, a, b, c, d)
     for j in range(0, B, WIDTH):
         sum4_chunk(t.val, o * B + j, a * B + j, b * B + j, c * B + j, d * B + j)
 
 
 @njit(cache=True, inline="always")
 def graph_batch_push_prod(t, a, b):
-    o = graph_batch_push(t, PROD, a, b, 0, 0)
+    o = graph_batch_push(t, GRAPH_PROD, a, b, 0, 0)
     for j in range(0, B, WIDTH):
         mul_chunk(t.val, o * B + j, a * B + j, b * B + j)
 
 
 @njit(cache=True, inline="always")
 def graph_batch_push_softmax4(t, a, b, c, d):
-    out = graph_batch_push(t, SOFTMAX4, a, b, c, d)
+    out = graph_batch_push(t, GRAPH_SOFTMAX4, a, b, c, d)
     graph_batch_leaf(t)
     graph_batch_leaf(t)
     graph_batch_leaf(t)
@@ -116,18 +116,18 @@ def graph_batch_backward(t):
     for k in range(t.count[1] - 1, -1, -1):
         r = uid(6 * k)
         kind, a, g = op[r], op[r + U1] * B, op[r + U5] * B
-        if kind == SOFTPLUS:
+        if kind == GRAPH_SOFTPLUS:
             e = op[r + U2] * B
             for j in range(0, B, WIDTH):
                 acc_sigmoid_chunk(grad, val, saved, a + j, a + j, e + j, g + j)
-        elif kind == SUM4:
+        elif kind == GRAPH_SUM4:
             b, c, d = op[r + U2] * B, op[r + U3] * B, op[r + U4] * B
             for j in range(0, B, WIDTH):
                 acc_chunk(grad, a + j, grad, g + j)
                 acc_chunk(grad, b + j, grad, g + j)
                 acc_chunk(grad, c + j, grad, g + j)
                 acc_chunk(grad, d + j, grad, g + j)
-        elif kind == PROD:
+        elif kind == GRAPH_PROD:
             b = op[r + U2] * B
             for j in range(0, B, WIDTH):
                 acc_mul_chunk(grad, a + j, val, b + j, grad, g + j)

@@ -12,8 +12,8 @@ import numpy as np
 from numba import njit
 
 from core.ops import exp_neg_abs, softplus_e, sigmoid_e
-from .recipe import (SOFTPLUS, SUM4, PROD, SOFTMAX4, N_INPUTS, GraphSums, graph_sums_add, n_nodes,
-                     graph_input, record_ops, softmax4, softmax4_avg, builder_methods)
+from .recipe import (GRAPH_SOFTPLUS, GRAPH_SUM4, GRAPH_PROD, GRAPH_SOFTMAX4, N_INPUTS, GraphSums, graph_sums_add,
+                     n_nodes, graph_input, record_ops, softmax4, softmax4_avg, builder_methods)
 
 # op[6k .. 6k+5] = (kind, a, b, c, d, out) of op k: a .. d the input ids (SOFTPLUS's b is its slot in
 # `saved`, exp(-|a|)), out the (first) output id (SOFTMAX4's four are out .. out+3). Unsigned 32-bit,
@@ -94,25 +94,25 @@ def push_softplus(t, a):
     slot = t.count[2]
     t.saved[slot] = e
     t.count[2] = slot + 1
-    return push(t, SOFTPLUS, a, slot, 0, 0, softplus_e(p, e))
+    return push(t, GRAPH_SOFTPLUS, a, slot, 0, 0, softplus_e(p, e))
 
 
 @njit(cache=True, inline="always")
 def push_sum4(t, a, b, c, d):
     v = t.val
-    return push(t, SUM4, a, b, c, d, ((v[a] + v[b]) + v[c]) + v[d])
+    return push(t, GRAPH_SUM4, a, b, c, d, ((v[a] + v[b]) + v[c]) + v[d])
 
 
 @njit(cache=True, inline="always")
 def push_prod(t, a, b):
-    return push(t, PROD, a, b, 0, 0, t.val[a] * t.val[b])
+    return push(t, GRAPH_PROD, a, b, 0, 0, t.val[a] * t.val[b])
 
 
 @njit(cache=True, inline="always")
 def push_softmax4(t, a, b, c, d):
     v = t.val
     o0, o1, o2, o3 = softmax4(v[a], v[b], v[c], v[d])
-    out = push(t, SOFTMAX4, a, b, c, d, o0)
+    out = push(t, GRAPH_SOFTMAX4, a, b, c, d, o0)
     leaf(t, o1)
     leaf(t, o2)
     leaf(t, o3)
@@ -133,14 +133,14 @@ def backward(t):
     for k in range(t.count[1] - 1, -1, -1):
         kind, a, b, c, d, out = get_op(op, k)
         go = g[out]
-        if kind == SOFTPLUS:
+        if kind == GRAPH_SOFTPLUS:
             g[a] += sigmoid_e(v[a], saved[b]) * go
-        elif kind == SUM4:
+        elif kind == GRAPH_SUM4:
             g[a] += go
             g[b] += go
             g[c] += go
             g[d] += go
-        elif kind == PROD:
+        elif kind == GRAPH_PROD:
             g[a] += v[b] * go
             g[b] += v[a] * go
         else:  # SOFTMAX4

@@ -9,7 +9,8 @@ from numba import njit
 from core.rng import sample
 from core.ops import Sums, sigmoid_e
 from core.vmath import exp_neg_abs_lanes, log1p_lanes, alloc_lanes, alloc_lane_arrays
-from .tape import SUM, PROD, SOFTPLUS, MAX_VARS, MAX_OPS
+from .nodes import SUM, PROD, SOFTPLUS
+from .tape import MAX_VARS, MAX_OPS
 
 BATCH = 256  # lanes per var, a multiple of WIDTH (the C port's and Codon's choice)
 

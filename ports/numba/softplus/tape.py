@@ -16,10 +16,7 @@ from numba.extending import intrinsic
 
 from core.rng import sample
 from core.ops import Sums, exp_neg_abs, softplus_e, sigmoid_e
-
-SUM = 1
-PROD = 2
-SOFTPLUS = 3
+from .nodes import SUM, PROD, SOFTPLUS
 
 MAX_VARS = 6  # x, y, s, p, exp(-|p|), f
 MAX_OPS = 3   # SUM, PROD, SOFTPLUS

@@ -3,9 +3,8 @@
 # made. The graph keeps its nodes in creation order, which is all backward needs: it walks
 # them in reverse. v0 drops the nodes after every sample, v1 keeps them as a pool.
 from core.ops import exp_neg_abs, softplus_e, sigmoid_e
-from .recipe import SOFTPLUS, SUM4, PROD, SOFTMAX4, N_INPUTS, GraphSums, softmax4, softmax4_avg
-
-LEAF = -1
+from .recipe import (GRAPH_LEAF, GRAPH_SOFTPLUS, GRAPH_SUM4, GRAPH_PROD, GRAPH_SOFTMAX4, N_INPUTS, GraphSums, softmax4,
+                     softmax4_avg)
 
 
 class GraphNode:
@@ -17,7 +16,7 @@ class GraphNode:
     def set(self, kind, val, saved, a, b, c, d):
         """(Re)make this node; its grad starts at 1.0, d loss / d val (the loss sums every node)."""
         self.kind, self.val, self.saved, self.grad = kind, val, saved, 1.0
-        # kind: LEAF, or the kind of the op that made it (all four of a SOFTMAX4's);
+        # kind: GRAPH_LEAF, or the kind of the op that made it (all four of a SOFTMAX4's);
         # saved: SOFTPLUS's exp(-|a.val|), for backward's sigmoid;
         # a .. d: the input nodes, as many as the kind has, the rest None.
         self.a, self.b, self.c, self.d = a, b, c, d
@@ -59,26 +58,26 @@ class NodeGraph:
         return self.nodes[self.count - 1]
 
     def leaf(self, val):
-        self.take(LEAF, val, 0.0, None, None, None, None)
+        self.take(GRAPH_LEAF, val, 0.0, None, None, None, None)
 
     def push_softplus(self, i):
         a = self.at(i)
         e = exp_neg_abs(a.val)
-        self.take(SOFTPLUS, softplus_e(a.val, e), e, a, None, None, None)
+        self.take(GRAPH_SOFTPLUS, softplus_e(a.val, e), e, a, None, None, None)
 
     def push_sum4(self, i, j, k, l):
         a, b, c, d = self.at(i), self.at(j), self.at(k), self.at(l)
-        self.take(SUM4, ((a.val + b.val) + c.val) + d.val, 0.0, a, b, c, d)
+        self.take(GRAPH_SUM4, ((a.val + b.val) + c.val) + d.val, 0.0, a, b, c, d)
 
     def push_prod(self, i, j):
         a, b = self.at(i), self.at(j)
-        self.take(PROD, a.val * b.val, 0.0, a, b, None, None)
+        self.take(GRAPH_PROD, a.val * b.val, 0.0, a, b, None, None)
 
     def push_softmax4(self, i, j, k, l):
         a, b, c, d = self.at(i), self.at(j), self.at(k), self.at(l)
         o0, o1, o2, o3 = softmax4(a.val, b.val, c.val, d.val)
         for o in (o0, o1, o2, o3):
-            self.take(SOFTMAX4, o, 0.0, a, b, c, d)
+            self.take(GRAPH_SOFTMAX4, o, 0.0, a, b, c, d)
 
     def backward(self):
         """The nodes in reverse creation order, each pushing its grad to its inputs (G3); a
@@ -87,14 +86,14 @@ class NodeGraph:
         while i >= N_INPUTS:
             node = self.nodes[i]
             g = node.grad
-            if node.kind == SOFTPLUS:
+            if node.kind == GRAPH_SOFTPLUS:
                 node.a.grad += sigmoid_e(node.a.val, node.saved) * g
-            elif node.kind == SUM4:
+            elif node.kind == GRAPH_SUM4:
                 node.a.grad += g
                 node.b.grad += g
                 node.c.grad += g
                 node.d.grad += g
-            elif node.kind == PROD:
+            elif node.kind == GRAPH_PROD:
                 node.a.grad += node.b.val * g
                 node.b.grad += node.a.val * g
             else:  # SOFTMAX4: nodes i-3 .. i are its outputs

@@ -6,10 +6,13 @@ from typing import NamedTuple
 
 from core.rng import draw, unit
 
-SOFTPLUS = 0  # op k has kind k % 4, in this order
-SUM4 = 1
-PROD = 2
-SOFTMAX4 = 3
+# The graph workload's op kinds, defined here once for every graph level; GRAPH_ keeps them
+# apart from the softplus workload's kinds, which share some names and not the values.
+GRAPH_LEAF = -1  # a node no op made: an input
+GRAPH_SOFTPLUS = 0  # op k has kind k % 4, in this order
+GRAPH_SUM4 = 1
+GRAPH_PROD = 2
+GRAPH_SOFTMAX4 = 3
 
 N_INPUTS = 100
 
@@ -37,11 +40,11 @@ def graph_input(seed, s, i):
 def record_op(g, kind):
     """Op of kind `kind` onto g, its inputs counted back from g's size (G2)."""
     n = g.size()
-    if kind == SOFTPLUS:
+    if kind == GRAPH_SOFTPLUS:
         g.push_softplus(n - 10)
-    elif kind == SUM4:
+    elif kind == GRAPH_SUM4:
         g.push_sum4(n - 30, n - 25, n - 20, n - 15)
-    elif kind == PROD:
+    elif kind == GRAPH_PROD:
         g.push_prod(n - 20, n - 10)
     else:
         g.push_softmax4(n - 4, n - 3, n - 2, n - 1)
@@ -53,10 +56,10 @@ def record_ops(g, m):
     Op k's kind is k % 4, so they go on a block of the four kinds at a time, then the first
     M % 4 of one more block, as in the Codon program (where no op branches on its kind)."""
     for _ in range(m // 4):
-        record_op(g, SOFTPLUS)
-        record_op(g, SUM4)
-        record_op(g, PROD)
-        record_op(g, SOFTMAX4)
+        record_op(g, GRAPH_SOFTPLUS)
+        record_op(g, GRAPH_SUM4)
+        record_op(g, GRAPH_PROD)
+        record_op(g, GRAPH_SOFTMAX4)
     for kind in range(m % 4):
         record_op(g, kind)
 

@@ -3,8 +3,8 @@
 # and ops {kind, up to 4 input ids, first output id}, addressed by index; each result
 # computed once when pushed; backward is an index loop over the ops in reverse.
 from core.ops import exp_neg_abs, softplus_e, sigmoid_e
-from .recipe import (SOFTPLUS, SUM4, PROD, SOFTMAX4, N_INPUTS, GraphSums, n_nodes,
-                     graph_input, record_ops, softmax4, softmax4_avg)
+from .recipe import (GRAPH_SOFTPLUS, GRAPH_SUM4, GRAPH_PROD, GRAPH_SOFTMAX4, N_INPUTS, GraphSums, n_nodes, graph_input,
+                     record_ops, softmax4, softmax4_avg)
 
 # A GraphOp is a plain tuple (kind, a, b, c, d, out), as the softplus tape's op is: a .. d
 # the input ids (SOFTPLUS's b is its slot in `saved`, exp(-|a|)), out the (first) output
@@ -44,19 +44,19 @@ class GraphTape:
         slot = self.n_saved
         self.saved[slot] = e
         self.n_saved += 1
-        return self.push(SOFTPLUS, a, slot, 0, 0, softplus_e(p, e))
+        return self.push(GRAPH_SOFTPLUS, a, slot, 0, 0, softplus_e(p, e))
 
     def push_sum4(self, a, b, c, d):
         v = self.val
-        return self.push(SUM4, a, b, c, d, ((v[a] + v[b]) + v[c]) + v[d])
+        return self.push(GRAPH_SUM4, a, b, c, d, ((v[a] + v[b]) + v[c]) + v[d])
 
     def push_prod(self, a, b):
-        return self.push(PROD, a, b, 0, 0, self.val[a] * self.val[b])
+        return self.push(GRAPH_PROD, a, b, 0, 0, self.val[a] * self.val[b])
 
     def push_softmax4(self, a, b, c, d):
         v = self.val
         o0, o1, o2, o3 = softmax4(v[a], v[b], v[c], v[d])
-        out = self.push(SOFTMAX4, a, b, c, d, o0)
+        out = self.push(GRAPH_SOFTMAX4, a, b, c, d, o0)
         self.leaf(o1)
         self.leaf(o2)
         self.leaf(o3)
@@ -71,14 +71,14 @@ class GraphTape:
         for k in range(self.n_ops - 1, -1, -1):
             kind, a, b, c, d, out = self.ops[k]
             go = g[out]
-            if kind == SOFTPLUS:
+            if kind == GRAPH_SOFTPLUS:
                 g[a] += sigmoid_e(v[a], self.saved[b]) * go
-            elif kind == SUM4:
+            elif kind == GRAPH_SUM4:
                 g[a] += go
                 g[b] += go
                 g[c] += go
                 g[d] += go
-            elif kind == PROD:
+            elif kind == GRAPH_PROD:
                 g[a] += v[b] * go
                 g[b] += v[a] * go
             else:  # SOFTMAX4

@@ -3,6 +3,8 @@
 # every time), and pushes gradients to its inputs by recursion.
 from core.ops import softplus, sigmoid
 
+# The softplus workload's op kinds, defined here once for every level (the tapes of
+# v2-v5 record SUM, PROD and SOFTPLUS).
 LEAF = 0
 SUM = 1
 PROD = 2

@@ -3,10 +3,7 @@
 # once when pushed; backward walks the ops in reverse.
 from core.rng import sample
 from core.ops import Sums, exp_neg_abs, softplus_e, sigmoid_e
-
-SUM = 1
-PROD = 2
-SOFTPLUS = 3
+from .nodes import SUM, PROD, SOFTPLUS
 
 MAX_VARS = 6  # x, y, s, p, exp(-|p|), f
 MAX_OPS = 3   # SUM, PROD, SOFTPLUS

@@ -9,10 +9,8 @@
 // sample and drops it after, v1 makes one set and reuses it.
 use std::cell::Cell;
 use crate::core::ops::{exp_neg_abs, softplus_e, sigmoid_e};
-use super::recipe::{SOFTPLUS, SUM4, PROD, SOFTMAX4, N_INPUTS, GraphSums, n_nodes, GraphBuilder, softmax4,
-                    softmax4_avg};
-
-const LEAF: i32 = -1;
+use super::recipe::{GRAPH_LEAF, GRAPH_SOFTPLUS, GRAPH_SUM4, GRAPH_PROD, GRAPH_SOFTMAX4, N_INPUTS, GraphSums, n_nodes,
+                    GraphBuilder, softmax4, softmax4_avg};
 
 type Link<'a> = Cell<Option<&'a GraphNode<'a>>>;
 
@@ -21,7 +19,7 @@ type Link<'a> = Cell<Option<&'a GraphNode<'a>>>;
 pub struct GraphNode<'a> {
     val: Cell<f64>,
     grad: Cell<f64>,
-    kind: Cell<i32>,   // LEAF, or the kind of the op that made it (all four of a SOFTMAX4's)
+    kind: Cell<i32>,   // GRAPH_LEAF, or the kind of the op that made it (all four of a SOFTMAX4's)
     saved: Cell<f64>,  // SOFTPLUS: exp(-|a.val|), for backward's sigmoid
     a: Link<'a>,       // inputs, as many as the kind has
     b: Link<'a>,
@@ -37,7 +35,7 @@ impl<'a> GraphNode<'a> {
         let node = GraphNode {
             val: Cell::new(0.0),
             grad: Cell::new(0.0),
-            kind: Cell::new(LEAF),
+            kind: Cell::new(GRAPH_LEAF),
             saved: Cell::new(0.0),
             a: Cell::new(None),
             b: Cell::new(None),
@@ -75,7 +73,7 @@ pub fn node_storage<'a>(m: usize) -> NodeStorage<'a> {
 
 /// Fills an empty storage with the nodes of one M-op sample.
 pub fn fill_node_storage(storage: &mut NodeStorage, m: usize) {
-    storage.extend((0..n_nodes(m)).map(|_| Box::new(GraphNode::new(LEAF, 0.0, 0.0, None, None, None, None))));
+    storage.extend((0..n_nodes(m)).map(|_| Box::new(GraphNode::new(GRAPH_LEAF, 0.0, 0.0, None, None, None, None))));
 }
 
 pub struct NodeGraph<'a> {
@@ -110,7 +108,7 @@ impl<'a> NodeGraph<'a> {
     }
 
     pub fn leaf(&mut self, val: f64) {
-        self.take(LEAF, val, 0.0, None, None, None, None);
+        self.take(GRAPH_LEAF, val, 0.0, None, None, None, None);
     }
 }
 
@@ -124,20 +122,20 @@ impl<'a> GraphBuilder for NodeGraph<'a> {
     fn push_softplus(&mut self, i: usize) {
         let a = self.at(i);
         let e = exp_neg_abs(a.val.get());
-        self.take(SOFTPLUS, softplus_e(a.val.get(), e), e, Some(a), None, None, None);
+        self.take(GRAPH_SOFTPLUS, softplus_e(a.val.get(), e), e, Some(a), None, None, None);
     }
 
     #[inline(always)]
     fn push_sum4(&mut self, i: usize, j: usize, k: usize, l: usize) {
         let (a, b, c, d) = (self.at(i), self.at(j), self.at(k), self.at(l));
         let val = ((a.val.get() + b.val.get()) + c.val.get()) + d.val.get();
-        self.take(SUM4, val, 0.0, Some(a), Some(b), Some(c), Some(d));
+        self.take(GRAPH_SUM4, val, 0.0, Some(a), Some(b), Some(c), Some(d));
     }
 
     #[inline(always)]
     fn push_prod(&mut self, i: usize, j: usize) {
         let (a, b) = (self.at(i), self.at(j));
-        self.take(PROD, a.val.get() * b.val.get(), 0.0, Some(a), Some(b), None, None);
+        self.take(GRAPH_PROD, a.val.get() * b.val.get(), 0.0, Some(a), Some(b), None, None);
     }
 
     #[inline(always)]
@@ -145,7 +143,7 @@ impl<'a> GraphBuilder for NodeGraph<'a> {
         let (a, b, c, d) = (self.at(i), self.at(j), self.at(k), self.at(l));
         let (o0, o1, o2, o3) = softmax4(a.val.get(), b.val.get(), c.val.get(), d.val.get());
         for o in [o0, o1, o2, o3] {
-            self.take(SOFTMAX4, o, 0.0, Some(a), Some(b), Some(c), Some(d));
+            self.take(GRAPH_SOFTMAX4, o, 0.0, Some(a), Some(b), Some(c), Some(d));
         }
     }
 }
@@ -161,18 +159,18 @@ impl<'a> NodeGraph<'a> {
             let g = node.grad.get();
             // An op node always has its kind's inputs; matching on them avoids any unwrap.
             match (node.kind.get(), node.a.get(), node.b.get(), node.c.get(), node.d.get()) {
-                (SOFTPLUS, Some(a), _, _, _) => add(a, sigmoid_e(a.val.get(), node.saved.get()) * g),
-                (SUM4, Some(a), Some(b), Some(c), Some(d)) => {
+                (GRAPH_SOFTPLUS, Some(a), _, _, _) => add(a, sigmoid_e(a.val.get(), node.saved.get()) * g),
+                (GRAPH_SUM4, Some(a), Some(b), Some(c), Some(d)) => {
                     add(a, g);
                     add(b, g);
                     add(c, g);
                     add(d, g);
                 }
-                (PROD, Some(a), Some(b), _, _) => {
+                (GRAPH_PROD, Some(a), Some(b), _, _) => {
                     add(a, b.val.get() * g);
                     add(b, a.val.get() * g);
                 }
-                (SOFTMAX4, Some(a), Some(b), Some(c), Some(d)) => {
+                (GRAPH_SOFTMAX4, Some(a), Some(b), Some(c), Some(d)) => {
                     // nodes i-3 .. i are its outputs
                     let (o0, o1, o2, o3) = (self.at(i - 3), self.at(i - 2), self.at(i - 1), node);
                     let (v0, v1, v2, v3) = (o0.val.get(), o1.val.get(), o2.val.get(), o3.val.get());

@@ -4,10 +4,13 @@
 use std::ops::Add;
 use crate::core::rng::{draw, unit};
 
-pub const SOFTPLUS: i32 = 0; // op k has kind k % 4, in this order
-pub const SUM4: i32 = 1;
-pub const PROD: i32 = 2;
-pub const SOFTMAX4: i32 = 3;
+// The graph workload's op kinds, defined here once for every graph level; GRAPH_ keeps them
+// apart from the softplus workload's kinds, which share some names and not the values.
+pub const GRAPH_LEAF: i32 = -1; // a node no op made: an input
+pub const GRAPH_SOFTPLUS: i32 = 0; // op k has kind k % 4, in this order
+pub const GRAPH_SUM4: i32 = 1;
+pub const GRAPH_PROD: i32 = 2;
+pub const GRAPH_SOFTMAX4: i32 = 3;
 
 pub const N_INPUTS: usize = 100;
 
@@ -57,9 +60,9 @@ pub trait GraphBuilder {
 fn record_op<G: GraphBuilder>(g: &mut G, kind: i32) {
     let n = g.size();
     match kind {
-        SOFTPLUS => g.push_softplus(n - 10),
-        SUM4 => g.push_sum4(n - 30, n - 25, n - 20, n - 15),
-        PROD => g.push_prod(n - 20, n - 10),
+        GRAPH_SOFTPLUS => g.push_softplus(n - 10),
+        GRAPH_SUM4 => g.push_sum4(n - 30, n - 25, n - 20, n - 15),
+        GRAPH_PROD => g.push_prod(n - 20, n - 10),
         _ => g.push_softmax4(n - 4, n - 3, n - 2, n - 1),
     }
 }
@@ -69,10 +72,10 @@ fn record_op<G: GraphBuilder>(g: &mut G, kind: i32) {
 #[inline]
 pub fn record_ops<G: GraphBuilder>(g: &mut G, m: usize) {
     for _ in 0..m / 4 {
-        record_op(g, SOFTPLUS);
-        record_op(g, SUM4);
-        record_op(g, PROD);
-        record_op(g, SOFTMAX4);
+        record_op(g, GRAPH_SOFTPLUS);
+        record_op(g, GRAPH_SUM4);
+        record_op(g, GRAPH_PROD);
+        record_op(g, GRAPH_SOFTMAX4);
     }
     for kind in 0..(m % 4) as i32 {
         record_op(g, kind);

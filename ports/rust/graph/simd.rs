@@ -2,8 +2,8 @@
 // Each var holds GRAPH_BATCH lanes (structure of arrays), each op is a loop over its lanes
 // that LLVM vectorizes, and exp/log1p are libmvec's at the target's width (core/vmath).
 use crate::core::vmath::{ALIGN, AlignedLanes, WIDTH, exp_lanes, exp_neg_abs_lanes, log1p_lanes};
-use super::recipe::{SOFTPLUS, SUM4, PROD, SOFTMAX4, N_INPUTS, GraphSums, n_nodes, graph_input, GraphBuilder,
-                    record_ops};
+use super::recipe::{GRAPH_SOFTPLUS, GRAPH_SUM4, GRAPH_PROD, GRAPH_SOFTMAX4, N_INPUTS, GraphSums, n_nodes, graph_input,
+                    GraphBuilder, record_ops};
 use super::tape::GraphOp;
 use super::lanes::{chunks, chunks_mut, sum4_chunk, mul_chunk, softplus_chunk, softmax_shift_chunk,
                    softmax_norm_chunk, acc_chunk, acc_mul_chunk, acc_sigmoid_chunk, softmax_backward_chunk, CHUNKS};
@@ -153,7 +153,7 @@ impl GraphBuilder for GraphBatchTape {
     fn push_softplus(&mut self, a: usize) {
         let slot = self.n_saved;
         self.n_saved += 1;
-        let out = self.push(SOFTPLUS, a, slot, 0, 0);
+        let out = self.push(GRAPH_SOFTPLUS, a, slot, 0, 0);
         let e = &mut self.saved[slot];
         let (inputs, outs) = self.val.split_at_mut(out);
         let (p, o) = (&inputs[a], &mut outs[0]);
@@ -166,7 +166,7 @@ impl GraphBuilder for GraphBatchTape {
 
     #[inline(always)]
     fn push_sum4(&mut self, a: usize, b: usize, c: usize, d: usize) {
-        let out = self.push(SUM4, a, b, c, d);
+        let out = self.push(GRAPH_SUM4, a, b, c, d);
         let (v, outs) = self.inputs_and_outs(out);
         let (o, va, vb, vc, vd) = (&mut outs[0], &v[a], &v[b], &v[c], &v[d]);
         for k in 0..CHUNKS {
@@ -177,7 +177,7 @@ impl GraphBuilder for GraphBatchTape {
 
     #[inline(always)]
     fn push_prod(&mut self, a: usize, b: usize) {
-        let out = self.push(PROD, a, b, 0, 0);
+        let out = self.push(GRAPH_PROD, a, b, 0, 0);
         let (v, outs) = self.inputs_and_outs(out);
         let (o, va, vb) = (&mut outs[0], &v[a], &v[b]);
         for k in 0..CHUNKS {
@@ -187,7 +187,7 @@ impl GraphBuilder for GraphBatchTape {
 
     #[inline(always)]
     fn push_softmax4(&mut self, a: usize, b: usize, c: usize, d: usize) {
-        let out = self.push(SOFTMAX4, a, b, c, d);
+        let out = self.push(GRAPH_SOFTMAX4, a, b, c, d);
         self.leaf();
         self.leaf();
         self.leaf();
@@ -224,13 +224,13 @@ impl GraphBatchTape {
             let g = &outs[0];
             let va = &self.val[a];
             match op.kind {
-                SOFTPLUS => {
+                GRAPH_SOFTPLUS => {
                     let (ga, e) = (&mut grads[a], &self.saved[b]);
                     for k in 0..CHUNKS {
                         acc_sigmoid_chunk(&mut chunks_mut(ga)[k], &chunks(va)[k], &chunks(e)[k], &chunks(g)[k]);
                     }
                 }
-                SUM4 => {
+                GRAPH_SUM4 => {
                     for q in [a, b, c, d] {
                         let gq = &mut grads[q];
                         for k in 0..CHUNKS {
@@ -238,7 +238,7 @@ impl GraphBatchTape {
                         }
                     }
                 }
-                PROD => {
+                GRAPH_PROD => {
                     let vb = &self.val[b];
                     let ga = &mut grads[a];
                     for k in 0..CHUNKS {

@@ -3,8 +3,8 @@
 // {kind, up to 4 input ids, first output id}, addressed by index; each result computed
 // once when pushed; backward is an index loop over the ops in reverse.
 use crate::core::ops::{exp_neg_abs, softplus_e, sigmoid_e};
-use super::recipe::{SOFTPLUS, SUM4, PROD, SOFTMAX4, N_INPUTS, GraphSums, n_nodes, graph_input, GraphBuilder,
-                    record_ops, softmax4, softmax4_avg};
+use super::recipe::{GRAPH_SOFTPLUS, GRAPH_SUM4, GRAPH_PROD, GRAPH_SOFTMAX4, N_INPUTS, GraphSums, n_nodes, graph_input,
+                    GraphBuilder, record_ops, softmax4, softmax4_avg};
 
 /// 24 bytes: ids in 32 bits, as every port keeps them (the largest tape, --ops 1,000,000, has
 /// 1.85 M vars); `ids` widens them for indexing.
@@ -93,27 +93,27 @@ impl GraphBuilder for GraphTape {
         let slot = self.n_saved;
         self.saved[slot] = e;
         self.n_saved += 1;
-        self.push(SOFTPLUS, a, slot, 0, 0, softplus_e(p, e));
+        self.push(GRAPH_SOFTPLUS, a, slot, 0, 0, softplus_e(p, e));
     }
 
     #[inline(always)]
     fn push_sum4(&mut self, a: usize, b: usize, c: usize, d: usize) {
         let v = &self.val;
         let val = ((v[a] + v[b]) + v[c]) + v[d];
-        self.push(SUM4, a, b, c, d, val);
+        self.push(GRAPH_SUM4, a, b, c, d, val);
     }
 
     #[inline(always)]
     fn push_prod(&mut self, a: usize, b: usize) {
         let val = self.val[a] * self.val[b];
-        self.push(PROD, a, b, 0, 0, val);
+        self.push(GRAPH_PROD, a, b, 0, 0, val);
     }
 
     #[inline(always)]
     fn push_softmax4(&mut self, a: usize, b: usize, c: usize, d: usize) {
         let v = &self.val;
         let (o0, o1, o2, o3) = softmax4(v[a], v[b], v[c], v[d]);
-        self.push(SOFTMAX4, a, b, c, d, o0);
+        self.push(GRAPH_SOFTMAX4, a, b, c, d, o0);
         self.leaf(o1);
         self.leaf(o2);
         self.leaf(o3);
@@ -132,14 +132,14 @@ impl GraphTape {
             let [a, b, c, d, o] = op.ids();
             let go = g[o];
             match op.kind {
-                SOFTPLUS => g[a] += sigmoid_e(v[a], self.saved[b]) * go,
-                SUM4 => {
+                GRAPH_SOFTPLUS => g[a] += sigmoid_e(v[a], self.saved[b]) * go,
+                GRAPH_SUM4 => {
                     g[a] += go;
                     g[b] += go;
                     g[c] += go;
                     g[d] += go;
                 }
-                PROD => {
+                GRAPH_PROD => {
                     g[a] += v[b] * go;
                     g[b] += v[a] * go;
                 }

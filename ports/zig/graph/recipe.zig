@@ -5,8 +5,9 @@ const draw = @import("../core/rng.zig").draw;
 const unit = @import("../core/rng.zig").unit;
 const expf64 = @import("../core/ops.zig").expf64;
 
-/// Op k has kind k % 4, in this order (SOFTPLUS, SUM4, PROD, SOFTMAX4); a node no op made (an
-/// input) is a leaf.
+/// The graph workload's op kinds, defined here once for every graph level (its own type keeps
+/// them apart from the softplus workload's Kind). Op k has kind k % 4, in this order (softplus,
+/// sum4, prod, softmax4); a node no op made (an input) is a leaf.
 pub const GraphKind = enum(i8) { leaf = -1, softplus = 0, sum4 = 1, prod = 2, softmax4 = 3 };
 
 pub const N_INPUTS: usize = 100;
