@@ -65,113 +65,67 @@ impl<const N: usize> std::ops::DerefMut for AlignedLanes<N> {
 // stable Rust refuses SIMD types in `extern` blocks (feature simd_ffi), so the symbols
 // are declared without a signature and called through a function pointer of the right
 // type (LLVM still emits a direct call, through the GOT).
+//
+// The three x86-64 modules differ only in the width, the vector type, its load and store
+// and the symbols' names, so one macro writes them (the names are spelled out: stable
+// Rust cannot paste identifiers together).
+macro_rules! libmvec_module {
+    ($(#[$cfg:meta])* width: $width:literal, vector: $vector:ident, load: $load:ident, store: $store:ident,
+     exp: $exp:ident, log1p: $log1p:ident) => {
+        $(#[$cfg])*
+        mod libmvec {
+            use std::arch::x86_64::{$vector, $load, $store};
 
-#[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
-mod libmvec {
-    use std::arch::x86_64::{__m512d, _mm512_load_pd, _mm512_store_pd};
+            pub const WIDTH: usize = $width;
 
-    pub const WIDTH: usize = 8;
+            #[link(name = "mvec")]
+            unsafe extern "C" {
+                fn $exp();
+                fn $log1p();
+            }
 
-    #[link(name = "mvec")]
-    unsafe extern "C" {
-        fn _ZGVeN8v_exp();
-        fn _ZGVeN8v_log1p();
-    }
+            #[allow(improper_ctypes_definitions)] // the vector travels in one register: see above
+            type VectorFn = unsafe extern "C" fn($vector) -> $vector;
 
-    #[allow(improper_ctypes_definitions)] // __m512d travels in zmm0: see above
-    type VectorFn = unsafe extern "C" fn(__m512d) -> __m512d;
+            /// dst[0..WIDTH] = f(src[0..WIDTH]). SAFETY (caller): f's real signature is
+            /// VectorFn; src and dst hold WIDTH doubles and are aligned to the vector.
+            #[inline(always)]
+            unsafe fn call(f: unsafe extern "C" fn(), src: *const f64, dst: *mut f64) {
+                unsafe {
+                    let f: VectorFn = std::mem::transmute(f);
+                    $store(dst, f($load(src)));
+                }
+            }
 
-    /// dst[0..8] = f(src[0..8]). SAFETY (caller): f's real signature is VectorFn;
-    /// src and dst hold 8 doubles and are 64-byte aligned.
-    #[inline(always)]
-    unsafe fn call(f: unsafe extern "C" fn(), src: *const f64, dst: *mut f64) {
-        unsafe {
-            let f: VectorFn = std::mem::transmute(f);
-            _mm512_store_pd(dst, f(_mm512_load_pd(src)));
+            #[inline(always)]
+            pub unsafe fn exp(src: *const f64, dst: *mut f64) {
+                unsafe { call($exp, src, dst) }
+            }
+
+            #[inline(always)]
+            pub unsafe fn log1p(src: *const f64, dst: *mut f64) {
+                unsafe { call($log1p, src, dst) }
+            }
         }
-    }
-
-    #[inline(always)]
-    pub unsafe fn exp(src: *const f64, dst: *mut f64) {
-        unsafe { call(_ZGVeN8v_exp, src, dst) }
-    }
-
-    #[inline(always)]
-    pub unsafe fn log1p(src: *const f64, dst: *mut f64) {
-        unsafe { call(_ZGVeN8v_log1p, src, dst) }
-    }
+    };
 }
 
-#[cfg(all(target_arch = "x86_64", target_feature = "avx2", not(target_feature = "avx512f")))]
-mod libmvec {
-    use std::arch::x86_64::{__m256d, _mm256_load_pd, _mm256_store_pd};
-
-    pub const WIDTH: usize = 4;
-
-    #[link(name = "mvec")]
-    unsafe extern "C" {
-        fn _ZGVdN4v_exp();
-        fn _ZGVdN4v_log1p();
-    }
-
-    #[allow(improper_ctypes_definitions)] // __m256d travels in ymm0: see above
-    type VectorFn = unsafe extern "C" fn(__m256d) -> __m256d;
-
-    /// dst[0..4] = f(src[0..4]). SAFETY (caller): f's real signature is VectorFn;
-    /// src and dst hold 4 doubles and are 32-byte aligned.
-    #[inline(always)]
-    unsafe fn call(f: unsafe extern "C" fn(), src: *const f64, dst: *mut f64) {
-        unsafe {
-            let f: VectorFn = std::mem::transmute(f);
-            _mm256_store_pd(dst, f(_mm256_load_pd(src)));
-        }
-    }
-
-    #[inline(always)]
-    pub unsafe fn exp(src: *const f64, dst: *mut f64) {
-        unsafe { call(_ZGVdN4v_exp, src, dst) }
-    }
-
-    #[inline(always)]
-    pub unsafe fn log1p(src: *const f64, dst: *mut f64) {
-        unsafe { call(_ZGVdN4v_log1p, src, dst) }
-    }
+libmvec_module! {
+    #[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
+    width: 8, vector: __m512d, load: _mm512_load_pd, store: _mm512_store_pd,
+    exp: _ZGVeN8v_exp, log1p: _ZGVeN8v_log1p
 }
 
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(target_feature = "avx2")))]
-mod libmvec {
-    use std::arch::x86_64::{__m128d, _mm_load_pd, _mm_store_pd};
+libmvec_module! {
+    #[cfg(all(target_arch = "x86_64", target_feature = "avx2", not(target_feature = "avx512f")))]
+    width: 4, vector: __m256d, load: _mm256_load_pd, store: _mm256_store_pd,
+    exp: _ZGVdN4v_exp, log1p: _ZGVdN4v_log1p
+}
 
-    pub const WIDTH: usize = 2;
-
-    #[link(name = "mvec")]
-    unsafe extern "C" {
-        fn _ZGVbN2v_exp();
-        fn _ZGVbN2v_log1p();
-    }
-
-    #[allow(improper_ctypes_definitions)] // __m128d travels in xmm0: see above
-    type VectorFn = unsafe extern "C" fn(__m128d) -> __m128d;
-
-    /// dst[0..2] = f(src[0..2]). SAFETY (caller): f's real signature is VectorFn;
-    /// src and dst hold 2 doubles and are 16-byte aligned.
-    #[inline(always)]
-    unsafe fn call(f: unsafe extern "C" fn(), src: *const f64, dst: *mut f64) {
-        unsafe {
-            let f: VectorFn = std::mem::transmute(f);
-            _mm_store_pd(dst, f(_mm_load_pd(src)));
-        }
-    }
-
-    #[inline(always)]
-    pub unsafe fn exp(src: *const f64, dst: *mut f64) {
-        unsafe { call(_ZGVbN2v_exp, src, dst) }
-    }
-
-    #[inline(always)]
-    pub unsafe fn log1p(src: *const f64, dst: *mut f64) {
-        unsafe { call(_ZGVbN2v_log1p, src, dst) }
-    }
+libmvec_module! {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(target_feature = "avx2")))]
+    width: 2, vector: __m128d, load: _mm_load_pd, store: _mm_store_pd,
+    exp: _ZGVbN2v_exp, log1p: _ZGVbN2v_log1p
 }
 
 // Not x86-64 (or no SSE2): one lane at a time through glibc's scalar exp and log1p,
