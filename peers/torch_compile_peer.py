@@ -12,7 +12,7 @@ compiled intermediates).
 
 Compilation happens before the clock starts (`prepare_graph`) and its seconds are reported
 beside the result (`compile_seconds`, contract §6). It grows with M: the registry times
-this peer at `graph_ops` ops (README), the most whose compilation fits the harness's
+this peer at `graph_ops` ops (docs/findings/peers.md), the most whose compilation fits the harness's
 timeout on this project's machine; the contract's 10,000 are out of reach.
 
     python peers/torch_compile_peer.py --workload graph [--level v2|all] [--ops M] [--iters N] [--json]

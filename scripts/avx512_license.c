@@ -1,4 +1,4 @@
-/* What a few 512-bit integer multiplies cost the scalar code around them (README, "Vector width and CPU
+/* What a few 512-bit integer multiplies cost the scalar code around them (docs/targets.md, "Vector width and CPU
  * targets"). The loop is scalar glibc work, log1p(exp(-x)), 40 M times; every 4,000 of them it does 39
  * vpmullq (13 calls of 3), on ymm or on zmm registers, or none: about as many as the Codon program's graph
  * v2 input fill does a sample (11 on zmm), as often. On a CPU that lowers its clock while 512-bit heavy

@@ -5,7 +5,7 @@
  * The C port of the Codon program, as one translation unit: this file includes the
  * module files, each the C of the Codon module with the same path, in the order below
  * (each after the ones it uses); they are not compiled on their own. gcc compiles the
- * same code as from the one-file port it was split from (README.md, "Layout").
+ * same code as from the one-file port it was split from (ports/c/README.md).
  *
  *   make build/autograd-c            (CPU=native by default; CPU=x86-64-v2|v3|v4 too)
  *   cc -O3 -march=native -ffp-contract=off -fno-math-errno -fno-trapping-math -fopenmp \

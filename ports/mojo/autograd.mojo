@@ -3,7 +3,7 @@
 # the entry: command line, dispatch to the levels, output.
 #
 # The Mojo port of the Codon program: the modules under core/, cli/, softplus/ and
-# graph/ are the Codon program's, module by module (README.md).
+# graph/ are the Codon program's, module by module (ports/mojo/README.md).
 #
 #   make build/autograd-mojo         (CPU=native by default; CPU=x86-64-v2|v3|v4 too)
 #   mojo build -D ASSERT=none --fp-mode contract=off -D AUTOGRAD_TARGET=native \

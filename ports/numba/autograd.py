@@ -25,7 +25,7 @@ from cli.driver import Program, main  # noqa: E402
 from core.target import target_text  # noqa: E402  (no Numba import: --help, --version and errors stay quick)
 
 # Each workload this port has, and its levels (cli.args.parse refuses the others): v0 and v1's
-# pointer-linked nodes do not compile under Numba (README).
+# pointer-linked nodes do not compile under Numba (ports/numba/README.md).
 HAVE = {"softplus": ["v2", "v3", "v4", "fused", "fused-simd"],
         "graph": ["v2", "v3", "v4"]}
 

@@ -5,7 +5,7 @@
 // The Rust port of the Codon program, std only: one crate, its modules the Codon
 // program's (core/, softplus/, graph/, cli/, each a folder with a mod.rs listing its
 // files), the same functions in the same order, so that `diff -u graph/tape.codon
-// ports/rust/graph/tape.rs` shows only syntax. README.md lists the modules.
+// ports/rust/graph/tape.rs` shows only syntax. ports/rust/README.md lists the modules.
 //
 // Build: rustc -C opt-level=3 -C target-cpu=native -o build/autograd-rust ports/rust/autograd.rs
 // (Linux, x86-64; v3/v4/fused-simd call glibc's libmvec at the widest vector that

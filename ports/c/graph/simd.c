@@ -4,7 +4,8 @@
 
 /* Lanes per var, a multiple of every vector width. A batch's vals and grads take
  * n_nodes * GRAPH_BATCH * 16 bytes: 4.5 MB at 16 lanes and 10,000 ops (2.2 MB at 8),
- * past L2, in L3, whatever the batch (the Codon program's choice, README). */
+ * past L2, in L3, whatever the batch (the Codon program's choice,
+ * docs/findings/graph-where-the-time-goes.md). */
 #define GRAPH_BATCH 16
 
 /* Before each loop over a var's GRAPH_BATCH lanes. gcc 12 unrolls a 16-iteration loop

@@ -2,7 +2,9 @@
  * lanes (structure of arrays), each op is a loop over its lanes that gcc vectorizes,
  * and exp/log1p are glibc's vector versions. The ops and their order are v2's. */
 
-#define BATCH 256 /* lanes per var, a multiple of WIDTH: 64..1024 measured, 256 best or tied (README) */
+/* Lanes per var, a multiple of WIDTH: 64..1024 measured, 256 best or tied
+ * (docs/findings/softplus-v3-v4-batches.md). */
+#define BATCH 256
 
 typedef struct {
     _Alignas(ALIGN) double val[MAX_VARS * BATCH]; /* var i's lanes at [i * BATCH, (i + 1) * BATCH) */

@@ -2,7 +2,8 @@
 # Each var holds GRAPH_BATCH lanes (structure of arrays), each op is a loop over its lanes
 # (graph/lanes.pxd) that gcc vectorizes, and exp/log1p are libmvec's at the target's width
 # (core/vmath.pxd). A batch's vals and grads take n_nodes * GRAPH_BATCH * 16 bytes: 4.5 MB
-# at 16 lanes and 10,000 ops, past L2, in L3 (the Codon program's choice, README).
+# at 16 lanes and 10,000 ops, past L2, in L3 (the Codon program's choice,
+# docs/findings/graph-where-the-time-goes.md).
 from libc.stdint cimport uint64_t, int64_t
 from libc.stdlib cimport free
 from core.vmath cimport alloc_or_die, ALIGN, exp_neg_abs_lanes, log1p_lanes, exp_lanes_in_place

@@ -20,7 +20,7 @@ from .recipe import (GRAPH_SOFTPLUS, GRAPH_SUM4, GRAPH_PROD, GRAPH_SOFTMAX4, N_I
 # as every port's are: Numba tests a signed index for a negative value on every access (to count it
 # from the end, as Python does) and skips the test for an unsigned one, so backward's ids, read from
 # op, index val and grad with no test; and one flat array, as the softplus tape's, where a 2-D
-# array's rows lie its run-time stride apart, a multiply for every op (README, "Unsigned ids").
+# array's rows lie its run-time stride apart, a multiply for every op (ports/numba/README.md).
 GraphTape = namedtuple("GraphTape", "val grad op saved count")
 U1, U2, U3, U4, U5 = (np.uint32(j) for j in range(1, 6))  # offsets that keep an unsigned index unsigned
 

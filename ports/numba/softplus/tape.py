@@ -3,11 +3,11 @@
 # once when pushed; backward walks the ops in reverse.
 #
 # Codon's Tape class is a named tuple of arrays here, its methods @njit functions taking the
-# tape first (Numba's jitclass cannot be cached on disk: README); its counters n_vars and
+# tape first (Numba's jitclass cannot be cached on disk: ports/numba/README.md); its counters n_vars and
 # n_ops are the two slots of `count`. The arrays are fixed-size, on the stack of the function
 # that makes the tape (stack_array), as the Codon program's and the C port's are: NumPy arrays
 # from the heap cost reference-count calls in every iteration and keep LLVM from holding the
-# tape in registers (README).
+# tape in registers (ports/numba/README.md).
 from collections import namedtuple
 
 from numba import njit, types

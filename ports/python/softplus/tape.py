@@ -19,7 +19,7 @@ class Var:
 
 # An op is a plain tuple (kind, a, b, out): a and b are the input ids (SOFTPLUS's b is
 # the var that saves exp(-|a|)), out the output id. (A NamedTuple reads the same but
-# its constructor is a Python-level call: 10% of v2's time.)
+# its constructor is a Python-level call for every op.)
 
 
 class Tape:

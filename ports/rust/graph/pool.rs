@@ -1,7 +1,6 @@
-// Graph level v1 (pool): v0's node objects and links, but the nodes of the first sample
-// are kept and remade for every later one, so the loop allocates nothing.
-//
-// Here one set of nodes is allocated before the first sample and remade for each.
+// Graph level v1 (pool): v0's node objects and links, but from a pool of a sample's nodes
+// made once, before the first sample (node_storage), and remade for every sample, so the
+// loop allocates nothing.
 use super::recipe::GraphSums;
 use super::nodes::{node_storage, NodeGraph};
 use super::objects::record_nodes;

@@ -27,7 +27,7 @@ type GraphLanes = AlignedLanes<GRAPH_BATCH>;
 /// Neither vec![ZERO; n] nor alloc_zeroed at the rows' 64-byte alignment does that: both
 /// write every row up front (std's alloc_zeroed calls calloc only for alignments up to
 /// 16), which at 1,000,000 ops is 450 MB per tape, in every v4 thread, batches or not
-/// (v4 on 7 threads was 3.6x slower than the Codon program's, with 3.3 GB resident).
+/// (v4 on many threads ran far slower than the Codon program's, with every tape resident).
 /// So the block is allocated at f64's alignment with a cache line to spare, and the rows
 /// start at its first cache line.
 struct LaneRows {

@@ -70,7 +70,7 @@ pub fn NodeGraph(comptime pool: bool) type {
         }
 
         /// Every node back to the heap. The list of pointers keeps its room: freeing and regrowing
-        /// it every sample, as the Codon program drops its list, made v0 about 2x slower here (at
+        /// it every sample, as the Codon program drops its list, made v0 much slower here (at
         /// 10,000 ops the list is past malloc's mmap threshold: fresh pages every sample, and its
         /// large requests make malloc consolidate the freed nodes).
         fn drop(self: *Self) void {

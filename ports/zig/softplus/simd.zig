@@ -141,8 +141,8 @@ const BatchTape = struct {
 };
 
 // The rng of contract §1 on WIDTH samples at once: LLVM leaves fill_inputs' loop over `sample`
-// scalar (gcc and Codon's LLVM vectorize theirs), and at 8 lanes that loop was about 30% of
-// fused-simd's time. The same integer arithmetic and the same exact conversions, so the same
+// scalar (gcc and Codon's LLVM vectorize theirs), and at 8 lanes that loop took a large share
+// of fused-simd's time. The same integer arithmetic and the same exact conversions, so the same
 // bits as `sample`.
 const U = @Vector(WIDTH, u64);
 
