@@ -1,12 +1,12 @@
 # Graph level v4 (threads): graph v3 with the batches split into T contiguous ranges, one
-# per thread (softplus/threads' spawn_all: POSIX threads), each with its own batch tape
+# per thread (core/threads' spawn_all: POSIX threads), each with its own batch tape
 # and lane sums, added in thread order.
 
 from std.memory import Pointer
 from std.sys import size_of
+from core.threads import spawn_all
 from graph.recipe import GraphSums, n_nodes
 from graph.simd import run_graph_batches, n_graph_batches, GRAPH_BATCH
-from softplus.threads import spawn_all
 
 
 @fieldwise_init

@@ -6,3 +6,4 @@
 pub mod rng;
 pub mod ops;
 pub mod vmath;
+pub mod threads;

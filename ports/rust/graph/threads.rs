@@ -1,7 +1,7 @@
 // Graph level v4 (threads): graph v3 with the batches split into T contiguous ranges, one
-// per thread (in_threads, as softplus v4), each with its own batch tape and lane sums,
+// per thread (core/threads, as softplus v4), each with its own batch tape and lane sums,
 // added in thread order.
-use crate::softplus::threads::{in_threads, WorkerFailed};
+use crate::core::threads::{in_threads, WorkerFailed};
 use super::recipe::{n_nodes, GraphSums};
 use super::simd::{n_graph_batches, run_graph_batches, GRAPH_BATCH};
 

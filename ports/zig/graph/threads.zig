@@ -1,7 +1,9 @@
 // Graph level v4 (threads): graph v3 with the batches split into T contiguous ranges, one
-// per std.Thread, each with its own batch tape and lane sums, added in thread order.
+// per std.Thread (core/threads, as softplus v4), each with its own batch tape and lane
+// sums, added in thread order.
 const std = @import("std");
 const Allocator = std.mem.Allocator;
+const in_threads = @import("../core/threads.zig").in_threads;
 const GraphSums = @import("recipe.zig").GraphSums;
 const n_nodes = @import("recipe.zig").n_nodes;
 const GRAPH_BATCH = @import("simd.zig").GRAPH_BATCH;
@@ -10,31 +12,22 @@ const run_graph_batches = @import("simd.zig").run_graph_batches;
 const MAX_THREADS = @import("../cli/args.zig").MAX_THREADS;
 const Level = @import("../cli/args.zig").Level;
 
-fn graph_v4_worker(gpa: Allocator, seed: u64, m: usize, n: u64, first_batch: u64, end_batch: u64, out: *Allocator.Error!GraphSums) void {
-    out.* = run_graph_batches(gpa, seed, m, n, first_batch, end_batch);
-}
+/// What a graph v4 range needs besides its batches (the Codon program's lambda captures them).
+const GraphV4Work = struct {
+    gpa: Allocator,
+    seed: u64,
+    m: usize,
+    n: u64,
 
-/// Graph v3 with the batches split into T contiguous ranges as the softplus v4 splits them, one
-/// per std.Thread, each with its own batch tape and lane sums; the partial sums are added in
-/// thread order. The calling thread is thread 0; a thread that cannot be started has its range
-/// run here instead (same result).
+    fn run(self: GraphV4Work, first_batch: u64, end_batch: u64) Allocator.Error!GraphSums {
+        return run_graph_batches(self.gpa, self.seed, self.m, self.n, first_batch, end_batch);
+    }
+};
+
 pub fn run_graph_v4(gpa: Allocator, seed: u64, m: usize, n: u64, threads: usize) Allocator.Error!GraphSums {
-    const nb = n_graph_batches(n);
-    const t_count: u64 = threads;
     var partial: [MAX_THREADS]Allocator.Error!GraphSums = @splat(GraphSums{});
-    var handles: [MAX_THREADS]?std.Thread = @splat(null);
-    for (1..threads) |t| {
-        // Small stacks: a thread's tape is on the heap; it needs its lane sums (under 1 KiB).
-        handles[t] = std.Thread.spawn(.{ .stack_size = 1 << 20 }, graph_v4_worker, .{ gpa, seed, m, n, t * nb / t_count, (t + 1) * nb / t_count, &partial[t] }) catch null;
-    }
-    partial[0] = run_graph_batches(gpa, seed, m, n, 0, nb / t_count);
-    for (1..threads) |t| {
-        if (handles[t]) |h| {
-            h.join();
-        } else {
-            partial[t] = run_graph_batches(gpa, seed, m, n, t * nb / t_count, (t + 1) * nb / t_count);
-        }
-    }
+    // Small stacks: a thread's tape is on the heap; it needs its lane sums (under 1 KiB).
+    in_threads(Allocator.Error!GraphSums, GraphV4Work, GraphV4Work.run, .{ .gpa = gpa, .seed = seed, .m = m, .n = n }, n_graph_batches(n), partial[0..threads], 1 << 20);
     var total: GraphSums = .{};
     for (partial[0..threads]) |sums| total = total.add(try sums);
     return total;
