@@ -154,10 +154,23 @@ static void check_memory(const Options *opts)
 }
 
 /* The graph workload (docs/contract-graph.md): each level, timed, one line each. */
-static void run_graph(const Options *opts)
+/* A level's checksums, of either workload: what run_levels takes from run_one to line. */
+typedef union {
+    Sums softplus;
+    GraphSums graph;
+} LevelSums;
+
+/* Each level of opts, timed, one output line each: both workloads' loop. The clocks time
+ * run_one(opts, level, threads) alone; line(opts, level, threads, seconds, cpu, sums, v0_seconds)
+ * prints the level's output line (v0's seconds for the speed-up column). C has no closures, so
+ * each workload's run_one and line take opts themselves. */
+static void run_levels(const Options *opts, void (*header)(void),
+                       LevelSums (*run_one)(const Options *opts, const char *level, int threads),
+                       void (*line)(const Options *opts, const char *level, int threads, double seconds, double cpu,
+                                    LevelSums sums, double v0_seconds))
 {
     if (!opts->json) {
-        graph_text_header();
+        header();
         flush_output();
     }
     double v0_seconds = 0.0;
@@ -166,44 +179,56 @@ static void run_graph(const Options *opts)
         int threads = strcmp(level, "v4") == 0 ? opts->threads : 1;
         int64_t start = monotonic_ns();
         double cpu_start = cpu_clock(level);
-        GraphSums sums = run_graph_level(level, opts->seed, opts->ops, opts->iters, threads);
+        LevelSums sums = run_one(opts, level, threads);
         double cpu = cpu_clock(level) - cpu_start;
         double seconds = (double)(monotonic_ns() - start) / 1e9;
-        GraphResult r = {level, opts->ops, opts->iters, opts->seed, threads, seconds, cpu, sums};
         if (strcmp(level, "v0") == 0)
             v0_seconds = seconds;
-        if (opts->json)
-            graph_json_line(&r);
-        else
-            graph_text_line(&r, v0_seconds);
+        line(opts, level, threads, seconds, cpu, sums, v0_seconds);
         flush_output(); /* each row as soon as its level finishes */
     }
 }
 
+/* The Codon program's run_graph's lambda: the graph level to time. */
+static LevelSums graph_run_one(const Options *opts, const char *level, int threads)
+{
+    return (LevelSums){.graph = run_graph_level(level, opts->seed, opts->ops, opts->iters, threads)};
+}
+
+static void graph_line(const Options *opts, const char *level, int threads, double seconds, double cpu,
+                       LevelSums sums, double v0_seconds)
+{
+    GraphResult r = {level, opts->ops, opts->iters, opts->seed, threads, seconds, cpu, sums.graph};
+    if (opts->json)
+        graph_json_line(&r);
+    else
+        graph_text_line(&r, v0_seconds);
+}
+
+static void run_graph(const Options *opts)
+{
+    run_levels(opts, graph_text_header, graph_run_one, graph_line);
+}
+
+/* The Codon program's run's lambda: the softplus level to time. */
+static LevelSums softplus_run_one(const Options *opts, const char *level, int threads)
+{
+    return (LevelSums){.softplus = run_level(level, opts->seed, opts->iters, threads)};
+}
+
+static void softplus_line(const Options *opts, const char *level, int threads, double seconds, double cpu,
+                          LevelSums sums, double v0_seconds)
+{
+    Result r = {level, opts->iters, opts->seed, threads, seconds, cpu, sums.softplus};
+    if (opts->json)
+        json_line(&r);
+    else
+        text_line(&r, v0_seconds);
+}
+
 static void run(const Options *opts)
 {
-    if (!opts->json) {
-        text_header();
-        flush_output();
-    }
-    double v0_seconds = 0.0;
-    for (int k = 0; k < opts->n_levels; k++) {
-        const char *level = opts->levels[k];
-        int threads = strcmp(level, "v4") == 0 ? opts->threads : 1;
-        int64_t start = monotonic_ns();
-        double cpu_start = cpu_clock(level);
-        Sums sums = run_level(level, opts->seed, opts->iters, threads);
-        double cpu = cpu_clock(level) - cpu_start;
-        double seconds = (double)(monotonic_ns() - start) / 1e9;
-        Result r = {level, opts->iters, opts->seed, threads, seconds, cpu, sums};
-        if (strcmp(level, "v0") == 0)
-            v0_seconds = seconds;
-        if (opts->json)
-            json_line(&r);
-        else
-            text_line(&r, v0_seconds);
-        flush_output(); /* each row as soon as its level finishes */
-    }
+    run_levels(opts, text_header, softplus_run_one, softplus_line);
 }
 
 static void evaluate(const Options *opts)

@@ -139,41 +139,61 @@ def check_memory(opts: Options) raises:
                     + " MiB, more than this machine's memory (" + String(have // MIB) + " MiB)")
 
 
-def run_graph(opts: Options):
-    """The graph workload (docs/contract-graph.md): each level, timed, one line each."""
+def run_levels[
+    S: ImplicitlyCopyable & Deinitable,
+    run_one: def(Options, String, Int) thin -> S,
+    line: def(Options, String, Int, Float64, Float64, S, Float64) thin -> String,
+](opts: Options, header: String):
+    """Each level of opts, timed, one output line each: both workloads' loop. The clocks time
+    run_one(opts, level, threads) alone; line(opts, level, threads, seconds, cpu, sums, v0_seconds)
+    is the level's output line (v0's seconds for the speed-up column). The Codon program's
+    lambdas are functions here, given opts."""
     if not opts.json:
-        emit(graph_text_header())
+        emit(header)
     var v0_seconds = 0.0
     for k in range(len(opts.levels)):
         var level = opts.levels[k]
         var threads = opts.threads if level == "v4" else 1
         var start = clock_ns(CLOCK_MONOTONIC)
         var cpu_start = cpu_clock(level)
-        var sums = run_graph_level(level, opts.seed, opts.ops, opts.iters, threads)
+        var sums = run_one(opts, level, threads)
         var cpu = cpu_clock(level) - cpu_start
         var seconds = Float64(clock_ns(CLOCK_MONOTONIC) - start) / 1e9
-        var r = GraphResult(level, opts.ops, opts.iters, opts.seed, threads, seconds, cpu, sums)
         if level == "v0":
             v0_seconds = seconds
-        emit(graph_json_line(r) if opts.json else graph_text_line(r, v0_seconds))
+        emit(line(opts, level, threads, seconds, cpu, sums, v0_seconds))
+
+
+def graph_run_one(opts: Options, level: String, threads: Int) -> GraphSums:
+    """The Codon program's run_graph's lambda: the graph level to time."""
+    return run_graph_level(level, opts.seed, opts.ops, opts.iters, threads)
+
+
+def graph_line(opts: Options, level: String, threads: Int, seconds: Float64, cpu: Float64, sums: GraphSums,
+               v0_seconds: Float64) -> String:
+    var r = GraphResult(level, opts.ops, opts.iters, opts.seed, threads, seconds, cpu, sums)
+    return graph_json_line(r) if opts.json else graph_text_line(r, v0_seconds)
+
+
+def run_graph(opts: Options):
+    """The graph workload (docs/contract-graph.md): each level, timed, one line each."""
+    run_levels[GraphSums, graph_run_one, graph_line](opts, graph_text_header())
+
+
+def softplus_run_one(opts: Options, level: String, threads: Int) -> Sums:
+    """The Codon program's run's lambda: the softplus level to time."""
+    return run_level(level, opts.seed, opts.iters, threads)
+
+
+def softplus_line(opts: Options, level: String, threads: Int, seconds: Float64, cpu: Float64, sums: Sums,
+                  v0_seconds: Float64) -> String:
+    var r = Result(level, opts.iters, opts.seed, threads, seconds, cpu, sums)
+    return json_line(r) if opts.json else text_line(r, v0_seconds)
 
 
 def run(opts: Options):
-    if not opts.json:
-        emit(text_header())
-    var v0_seconds = 0.0
-    for k in range(len(opts.levels)):
-        var level = opts.levels[k]
-        var threads = opts.threads if level == "v4" else 1
-        var start = clock_ns(CLOCK_MONOTONIC)
-        var cpu_start = cpu_clock(level)
-        var sums = run_level(level, opts.seed, opts.iters, threads)
-        var cpu = cpu_clock(level) - cpu_start
-        var seconds = Float64(clock_ns(CLOCK_MONOTONIC) - start) / 1e9
-        var r = Result(level, opts.iters, opts.seed, threads, seconds, cpu, sums)
-        if level == "v0":
-            v0_seconds = seconds
-        emit(json_line(r) if opts.json else text_line(r, v0_seconds))
+    """The softplus workload: each level, timed, one line each."""
+    run_levels[Sums, softplus_run_one, softplus_line](opts, text_header())
 
 
 def evaluate(opts: Options) raises:

@@ -182,48 +182,57 @@ fn check_memory(opts: &Options) -> Result<(), UsageError> {
 }
 
 /// The graph workload (docs/contract-graph.md): each level, timed, one line each.
-fn run_graph(opts: &Options) -> Result<(), Failure> {
+/// Each level of opts, timed, one output line each: both workloads' loop. The clocks time
+/// run_one(level, threads) alone; line(level, threads, seconds, cpu_seconds, sums, v0_seconds) is
+/// the level's output line (v0's seconds for the speed-up column).
+fn run_levels<S>(opts: &Options, header: &str, run_one: impl Fn(&'static str, usize) -> Result<S, WorkerFailed>,
+                 line: impl Fn(&'static str, usize, f64, f64, S, f64) -> String) -> Result<(), Failure> {
     if !opts.json {
-        emit(&graph_text_header())?;
+        emit(header)?;
     }
     let mut v0_seconds = 0.0;
     for &level in &opts.levels {
         let threads = if level == "v4" { opts.threads } else { 1 };
         let start = Instant::now();
         let cpu_start = cpu_clock(level);
-        let sums = run_graph_level(level, opts.seed, opts.ops, opts.iters, threads)?;
+        let sums = run_one(level, threads)?;
         let cpu_seconds = cpu_clock(level) - cpu_start;
         let seconds = start.elapsed().as_nanos() as f64 / 1e9;
-        let r = GraphResult {
-            level, ops: opts.ops, iters: opts.iters, seed: opts.seed, threads, seconds, cpu_seconds, sums,
-        };
         if level == "v0" {
             v0_seconds = seconds;
         }
-        emit(&if opts.json { graph_json_line(&r) } else { graph_text_line(&r, v0_seconds) })?;
+        emit(&line(level, threads, seconds, cpu_seconds, sums, v0_seconds))?;
     }
     Ok(())
 }
 
+fn graph_line(opts: &Options, level: &'static str, threads: usize, seconds: f64, cpu_seconds: f64, sums: GraphSums,
+              v0_seconds: f64) -> String {
+    let r = GraphResult {
+        level, ops: opts.ops, iters: opts.iters, seed: opts.seed, threads, seconds, cpu_seconds, sums,
+    };
+    if opts.json { graph_json_line(&r) } else { graph_text_line(&r, v0_seconds) }
+}
+
+fn run_graph(opts: &Options) -> Result<(), Failure> {
+    run_levels(opts, &graph_text_header(),
+               |level, threads| run_graph_level(level, opts.seed, opts.ops, opts.iters, threads),
+               |level, threads, seconds, cpu_seconds, sums, v0_seconds| {
+                   graph_line(opts, level, threads, seconds, cpu_seconds, sums, v0_seconds)
+               })
+}
+
+fn softplus_line(opts: &Options, level: &'static str, threads: usize, seconds: f64, cpu_seconds: f64, sums: Sums,
+                 v0_seconds: f64) -> String {
+    let r = RunResult { level, iters: opts.iters, seed: opts.seed, threads, seconds, cpu_seconds, sums };
+    if opts.json { json_line(&r) } else { text_line(&r, v0_seconds) }
+}
+
 fn run(opts: &Options) -> Result<(), Failure> {
-    if !opts.json {
-        emit(&text_header())?;
-    }
-    let mut v0_seconds = 0.0;
-    for &level in &opts.levels {
-        let threads = if level == "v4" { opts.threads } else { 1 };
-        let start = Instant::now();
-        let cpu_start = cpu_clock(level);
-        let sums = run_level(level, opts.seed, opts.iters, threads)?;
-        let cpu_seconds = cpu_clock(level) - cpu_start;
-        let seconds = start.elapsed().as_nanos() as f64 / 1e9;
-        let r = RunResult { level, iters: opts.iters, seed: opts.seed, threads, seconds, cpu_seconds, sums };
-        if level == "v0" {
-            v0_seconds = seconds;
-        }
-        emit(&if opts.json { json_line(&r) } else { text_line(&r, v0_seconds) })?;
-    }
-    Ok(())
+    run_levels(opts, &text_header(), |level, threads| run_level(level, opts.seed, opts.iters, threads),
+               |level, threads, seconds, cpu_seconds, sums, v0_seconds| {
+                   softplus_line(opts, level, threads, seconds, cpu_seconds, sums, v0_seconds)
+               })
 }
 
 fn evaluate(opts: &Options) -> Result<(), Failure> {

@@ -129,9 +129,13 @@ fn check_memory(usage: *Usage, opts: Options) error{Usage}!void {
 }
 
 /// The graph workload (docs/contract-graph.md): each level, timed, one line each.
-fn run_graph(io: std.Io, gpa: Allocator, out: *std.Io.Writer, opts: Options) RunError!void {
+/// Each level of opts, timed, one output line each: both workloads' loop. W is the workload's
+/// part (the Codon program's header and lambdas): the clocks time W.run_one(gpa, opts, level,
+/// threads) alone; W.line(out, opts, level, threads, seconds, cpu_seconds, sums, v0_seconds)
+/// writes the level's output line (v0's seconds for the speed-up column).
+fn run_levels(comptime W: type, io: std.Io, gpa: Allocator, out: *std.Io.Writer, opts: Options) RunError!void {
     if (!opts.json) {
-        try graph_text_header(out);
+        try W.header(out);
         try out.flush();
     }
     var v0_seconds: f64 = 0.0;
@@ -139,38 +143,51 @@ fn run_graph(io: std.Io, gpa: Allocator, out: *std.Io.Writer, opts: Options) Run
         const threads: usize = if (level == .v4) opts.threads else 1;
         const start = std.Io.Clock.awake.now(io);
         const cpu_start = cpu_clock(io, level);
-        const sums = try run_graph_level(gpa, level, opts.seed, opts.ops, opts.iters, threads);
+        const sums = try W.run_one(gpa, opts, level, threads);
         const cpu_ns = cpu_start.durationTo(cpu_clock(io, level)).nanoseconds;
         const ns = start.durationTo(std.Io.Clock.awake.now(io)).nanoseconds;
         const seconds = @as(f64, @floatFromInt(ns)) / 1e9;
         const cpu_seconds = @as(f64, @floatFromInt(cpu_ns)) / 1e9;
-        const r: GraphResult = .{ .level = level, .ops = opts.ops, .iters = opts.iters, .seed = opts.seed, .threads = threads, .seconds = seconds, .cpu_seconds = cpu_seconds, .sums = sums };
         if (level == .v0) v0_seconds = seconds;
-        if (opts.json) try graph_json_line(out, r) else try graph_text_line(out, r, v0_seconds);
+        try W.line(out, opts, level, threads, seconds, cpu_seconds, sums, v0_seconds);
         try out.flush(); // each row as soon as its level finishes
     }
 }
 
-fn run(io: std.Io, gpa: Allocator, out: *std.Io.Writer, opts: Options) RunError!void {
-    if (!opts.json) {
-        try text_header(out);
-        try out.flush();
+/// The graph workload's part of run_levels.
+const GraphLevels = struct {
+    const header = graph_text_header;
+
+    fn run_one(gpa: Allocator, opts: Options, level: Level, threads: usize) Allocator.Error!GraphSums {
+        return run_graph_level(gpa, level, opts.seed, opts.ops, opts.iters, threads);
     }
-    var v0_seconds: f64 = 0.0;
-    for (opts.levels) |level| {
-        const threads: usize = if (level == .v4) opts.threads else 1;
-        const start = std.Io.Clock.awake.now(io);
-        const cpu_start = cpu_clock(io, level);
-        const sums = try run_level(gpa, level, opts.seed, opts.iters, threads);
-        const cpu_ns = cpu_start.durationTo(cpu_clock(io, level)).nanoseconds;
-        const ns = start.durationTo(std.Io.Clock.awake.now(io)).nanoseconds;
-        const seconds = @as(f64, @floatFromInt(ns)) / 1e9;
-        const cpu_seconds = @as(f64, @floatFromInt(cpu_ns)) / 1e9;
+
+    fn line(out: *std.Io.Writer, opts: Options, level: Level, threads: usize, seconds: f64, cpu_seconds: f64, sums: GraphSums, v0_seconds: f64) std.Io.Writer.Error!void {
+        const r: GraphResult = .{ .level = level, .ops = opts.ops, .iters = opts.iters, .seed = opts.seed, .threads = threads, .seconds = seconds, .cpu_seconds = cpu_seconds, .sums = sums };
+        if (opts.json) try graph_json_line(out, r) else try graph_text_line(out, r, v0_seconds);
+    }
+};
+
+fn run_graph(io: std.Io, gpa: Allocator, out: *std.Io.Writer, opts: Options) RunError!void {
+    return run_levels(GraphLevels, io, gpa, out, opts);
+}
+
+/// The softplus workload's part of run_levels.
+const SoftplusLevels = struct {
+    const header = text_header;
+
+    fn run_one(gpa: Allocator, opts: Options, level: Level, threads: usize) Allocator.Error!Sums {
+        return run_level(gpa, level, opts.seed, opts.iters, threads);
+    }
+
+    fn line(out: *std.Io.Writer, opts: Options, level: Level, threads: usize, seconds: f64, cpu_seconds: f64, sums: Sums, v0_seconds: f64) std.Io.Writer.Error!void {
         const r: Result = .{ .level = level, .iters = opts.iters, .seed = opts.seed, .threads = threads, .seconds = seconds, .cpu_seconds = cpu_seconds, .sums = sums };
-        if (level == .v0) v0_seconds = seconds;
         if (opts.json) try json_line(out, r) else try text_line(out, r, v0_seconds);
-        try out.flush(); // each row as soon as its level finishes
     }
+};
+
+fn run(io: std.Io, gpa: Allocator, out: *std.Io.Writer, opts: Options) RunError!void {
+    return run_levels(SoftplusLevels, io, gpa, out, opts);
 }
 
 fn evaluate(usage: *Usage, out: *std.Io.Writer, opts: Options) (error{Usage} || std.Io.Writer.Error)!void {

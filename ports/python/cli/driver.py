@@ -1,5 +1,5 @@
 # The entry's work, the part of autograd.codon after its imports (cpus_available, cpu_clock,
-# check_memory, run_graph, run, evaluate, main), once for every Python-launched port: the CPython port
+# check_memory, run_levels, run_graph, run, evaluate, main), once for every Python-launched port: the CPython port
 # (and PyPy), Cython and Numba. Each port's autograd.py says what it has (a Program: its
 # name, help and version text, its levels and how to run one) and calls main(program).
 import math
@@ -72,35 +72,46 @@ def check_memory(program, opts):
                          f"more than this machine's memory ({have // MIB} MiB)")
 
 
-def run_graph(program, opts):
-    """The graph workload (docs/contract-graph.md): each level, timed, one line each."""
+def run_levels(opts, header, prepare, line):
+    """Each level of opts, timed, one output line each: both workloads' loop. prepare(level, threads)
+    gives the level ready to run, go(n), before the clock; the clocks time go alone (timed);
+    line(level, threads, seconds, cpu_seconds, sums, v0_seconds) is the level's output line (v0's
+    seconds for the speed-up column)."""
     if not opts.json:
-        emit(graph_text_header())
+        emit(header)
     v0_seconds = 0.0
     for level in opts.levels:
         threads = opts.threads if level == "v4" else 1
-        go = program.graph(level, opts.seed, opts.ops, threads)
+        go = prepare(level, threads)
         sums, seconds, cpu_seconds = timed(level, go, opts.iters)
-        r = GraphResult(program.impl, level, opts.ops, opts.iters, opts.seed, threads, seconds, cpu_seconds,
-                        GraphSums(*sums))
         if level == "v0":
             v0_seconds = seconds
-        emit(graph_json_line(r) if opts.json else graph_text_line(r, v0_seconds))
+        emit(line(level, threads, seconds, cpu_seconds, sums, v0_seconds))
+
+
+def graph_line(program, opts, level, threads, seconds, cpu_seconds, sums, v0_seconds):
+    r = GraphResult(program.impl, level, opts.ops, opts.iters, opts.seed, threads, seconds, cpu_seconds,
+                    GraphSums(*sums))
+    return graph_json_line(r) if opts.json else graph_text_line(r, v0_seconds)
+
+
+def run_graph(program, opts):
+    """The graph workload (docs/contract-graph.md): each level, timed, one line each."""
+    run_levels(opts, graph_text_header(),
+               lambda level, threads: program.graph(level, opts.seed, opts.ops, threads),
+               lambda *timing: graph_line(program, opts, *timing))
+
+
+def softplus_line(program, opts, level, threads, seconds, cpu_seconds, sums, v0_seconds):
+    r = Result(program.impl, level, opts.iters, opts.seed, threads, seconds, cpu_seconds, Sums(*sums))
+    return json_line(r) if opts.json else text_line(r, v0_seconds)
 
 
 def run(program, opts):
     """The softplus workload: each level, timed, one line each."""
-    if not opts.json:
-        emit(text_header())
-    v0_seconds = 0.0
-    for level in opts.levels:
-        threads = opts.threads if level == "v4" else 1
-        go = program.softplus(level, opts.seed, threads)
-        sums, seconds, cpu_seconds = timed(level, go, opts.iters)
-        r = Result(program.impl, level, opts.iters, opts.seed, threads, seconds, cpu_seconds, Sums(*sums))
-        if level == "v0":
-            v0_seconds = seconds
-        emit(json_line(r) if opts.json else text_line(r, v0_seconds))
+    run_levels(opts, text_header(),
+               lambda level, threads: program.softplus(level, opts.seed, threads),
+               lambda *timing: softplus_line(program, opts, *timing))
 
 
 def evaluate(program, opts):
