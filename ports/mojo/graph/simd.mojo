@@ -11,7 +11,8 @@ from graph.tape import GraphOp, GraphOpPtr
 from graph.lanes import (sum4_chunk, mul_chunk, softplus_chunk, softmax_shift_chunk, softmax_norm_chunk,
                          acc_chunk, acc_mul_chunk, acc_sigmoid_chunk, softmax_backward_chunk)
 
-# Lanes per var, a multiple of every vector width (the Codon program's choice, docs/findings/graph-where-the-time-goes.md).
+# Lanes per var, a multiple of every vector width (the Codon program's choice,
+# docs/findings/graph-where-the-time-goes.md).
 comptime GRAPH_BATCH = 16
 
 
