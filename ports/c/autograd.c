@@ -31,6 +31,7 @@
 #include "core/rng.c"
 #include "core/ops.c"
 #include "core/vmath.c"
+#include "core/threads.c"
 #include "softplus/nodes.c"
 #include "softplus/naive.c"
 #include "softplus/pool.c"

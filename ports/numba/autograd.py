@@ -71,7 +71,12 @@ def level_function(level):
         return lambda seed, n, threads: run_v3(seed, n)
     if level == "v4":
         from softplus.threads import run_v4
-        return lambda seed, n, threads: run_v4(seed, n, threads)
+        from softplus.simd import n_batches
+
+        def run_v4_on_team(seed, n, threads):
+            on_team(threads, n_batches(n))
+            return run_v4(seed, n, threads)
+        return run_v4_on_team
     if level == "fused":
         from softplus.fused import run_fused
         return lambda seed, n, threads: run_fused(seed, n)
@@ -88,40 +93,46 @@ def graph_level_function(level):
         from graph.simd import run_graph_v3
         return lambda seed, m, n, threads: run_graph_v3(seed, m, n)
     from graph.threads import run_graph_v4
-    return lambda seed, m, n, threads: run_graph_v4(seed, m, n, threads)
+    from graph.simd import n_graph_batches
+
+    def run_graph_v4_on_team(seed, m, n, threads):
+        on_team(threads, n_graph_batches(n))
+        return run_graph_v4(seed, m, n, threads)
+    return run_graph_v4_on_team
 
 
-def use_threads(level, threads):
-    """v4's prange runs on min(T, Numba's pool) threads; the other levels on one."""
-    if level == "v4":
-        import numba
-        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+def on_team(threads, nb):
+    """Numba's pool set to v4's team, min(team_size(T, nb), the pool's threads), before each v4
+    call (inside the timed region: a microsecond): a prange starts every thread of the pool,
+    whatever its ranges (core/threads). OpenMP (Numba's threading layer here) starts its worker
+    threads at the first parallel region with more than one thread, so they start inside v4's
+    timed region, as every other program's do (contract §5; tests/test_ports.py checks it); the
+    warm-up's one sample is a team of one."""
+    import numba
+    from core.threads import team_size
+    numba.set_num_threads(min(team_size(threads, nb), numba.config.NUMBA_NUM_THREADS))
 
 
-def warm_up(level, threads, call_one_sample):
-    """Compile, or load from the cache, with a one-sample call on one thread, then set the level's
-    T threads. OpenMP (Numba's threading layer here) starts its worker threads at the first
-    parallel region with more than one thread, so they start inside v4's timed region, as every
-    other program's do (contract §5; tests/test_ports.py checks it)."""
-    use_threads(level, 1)
-    call_one_sample(1)
-    use_threads(level, threads)
+# The graph warm-up's ops (run_graph_level): the smallest graph, 101 nodes.
+WARM_OPS = 1
 
 
 def run_level(level, seed, threads):
     """A softplus level ready to run n samples (cli.driver times it): compiled, or loaded
-    from the cache, by a one-sample call before the clock, on one thread (see warm_up)."""
+    from the cache, by a one-sample call before the clock (on one thread: on_team)."""
     import numpy as np
     fn, seed = level_function(level), np.uint64(seed)
-    warm_up(level, threads, lambda t: fn(seed, 1, t))
+    fn(seed, 1, threads)
     return lambda n: fn(seed, n, threads)
 
 
 def run_graph_level(level, seed, m, threads):
-    """A graph level over m ops, ready to run n samples, compiled or loaded before the clock."""
+    """A graph level over m ops, ready to run n samples, compiled or loaded before the clock. The
+    warm-up's sample is of WARM_OPS ops, not m: what Numba compiles depends on the arguments' types
+    alone, and one sample at m = 10^6 is a 450-MB batch tape, as long as a short timed run."""
     import numpy as np
     fn, seed = graph_level_function(level), np.uint64(seed)
-    warm_up(level, threads, lambda t: fn(seed, m, 1, t))
+    fn(seed, WARM_OPS, 1, threads)
     return lambda n: fn(seed, m, n, threads)
 
 

@@ -278,8 +278,8 @@ static inline int64_t n_graph_batches(int64_t n)
     return (n + GRAPH_BATCH - 1) / GRAPH_BATCH;
 }
 
-/* Batches [first_batch, end_batch) of the n samples through one batch tape. An empty range (a
- * v4 thread beyond the batches) allocates nothing: a tape of 10^6 ops is 450 MB. */
+/* Batches [first_batch, end_batch) of the n samples through one batch tape. An empty range
+ * allocates nothing: a tape of 10^6 ops is 450 MB. */
 static GraphSums run_graph_batches(uint64_t seed, int m, int64_t n, int64_t first_batch, int64_t end_batch)
 {
     if (first_batch >= end_batch)

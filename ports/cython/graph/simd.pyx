@@ -218,7 +218,7 @@ cdef GraphSums graph_lane_sums_total(const GraphLaneSums* acc) noexcept nogil:
 
 cdef GraphSums run_graph_batches(uint64_t seed, int m, int64_t n, int64_t first_batch, int64_t end_batch) noexcept nogil:
     """Batches [first_batch, end_batch) of the n samples through one batch tape. An empty range
-    (a v4 thread beyond the batches) allocates nothing: a tape of 10^6 ops is 450 MB."""
+    allocates nothing: a tape of 10^6 ops is 450 MB."""
     if first_batch >= end_batch:
         return GraphSums(0.0, 0.0, 0.0)
     cdef GraphBatchTape tape

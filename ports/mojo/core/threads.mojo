@@ -9,6 +9,14 @@
 from std.ffi import external_call
 
 
+def team_size(threads: Int, nb: Int) -> Int:
+    """The threads a v4 level runs for --threads T over nb batches: min(T, nb). With T > nb each
+    of the T ranges holds one batch or none, so one range a batch runs the same batches in the
+    same order and adds the same sums (an empty range's are zeros): the same digits, and no
+    thread is started that would have nothing to do."""
+    return min(threads, nb)
+
+
 def spawn_all[start: def(Int) thin -> Int](base: Int, stride: Int, count: Int):
     """start(base + t * stride) for t in 0 .. count-1, t = 0 on this thread and the others
     on pthreads, then wait for all. A pthread that cannot be made runs here instead."""

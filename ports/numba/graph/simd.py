@@ -198,7 +198,7 @@ def n_graph_batches(n):
 @njit(cache=True)
 def run_graph_batches(seed, m, n, first_batch, end_batch):
     """Batches [first_batch, end_batch) of the n samples through one batch tape. An empty range
-    (a v4 thread beyond the batches) allocates nothing: a tape of 10^6 ops is 450 MB."""
+    allocates nothing: a tape of 10^6 ops is 450 MB."""
     if first_batch >= end_batch:
         return GraphSums(0.0, 0.0, 0.0)
     t = graph_batch_new(m)

@@ -21,6 +21,14 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     text.lines().collect::<Vec<_>>().join(" ")
 }
 
+/// The threads a v4 level runs for --threads T over nb batches: min(T, nb). With T > nb each
+/// of the T ranges holds one batch or none, so one range a batch runs the same batches in the
+/// same order and adds the same sums (an empty range's are zeros): the same digits, and no
+/// thread is started that would have nothing to do.
+pub fn team_size(threads: usize, nb: u64) -> usize {
+    (threads as u64).min(nb) as usize
+}
+
 /// The Codon program's in_threads, its `@par(num_threads=T, schedule="static", chunk_size=1)`
 /// loop over T contiguous ranges of nb batches, shared by softplus and graph v4: work(first,
 /// end) for range t = [t*nb/T, (t+1)*nb/T) on thread t, the results in thread order.

@@ -4,6 +4,14 @@
 const std = @import("std");
 const MAX_THREADS = @import("../cli/args.zig").MAX_THREADS;
 
+/// The threads a v4 level runs for --threads T over nb batches: min(T, nb). With T > nb each
+/// of the T ranges holds one batch or none, so one range a batch runs the same batches in the
+/// same order and adds the same sums (an empty range's are zeros): the same digits, and no
+/// thread is started that would have nothing to do.
+pub fn team_size(threads: usize, nb: u64) usize {
+    return @intCast(@min(@as(u64, threads), nb));
+}
+
 /// The Codon program's in_threads: work(ctx, first, end) for range t = [t*nb/T, (t+1)*nb/T)
 /// into partial[t], T = partial.len; the calling thread is thread 0, the others are std.Threads
 /// of stack_size bytes. A thread that cannot be started has its range run here instead (same

@@ -301,8 +301,8 @@ pub fn n_graph_batches(n: u64) u64 {
     return (n + GRAPH_BATCH - 1) / GRAPH_BATCH;
 }
 
-/// Batches [first_batch, end_batch) of the n samples through one batch tape. An empty range (a
-/// v4 thread beyond the batches) allocates nothing: a tape of 10^6 ops is 450 MB.
+/// Batches [first_batch, end_batch) of the n samples through one batch tape. An empty range
+/// allocates nothing: a tape of 10^6 ops is 450 MB.
 pub fn run_graph_batches(gpa: Allocator, seed: u64, m: usize, n: u64, first_batch: u64, end_batch: u64) Allocator.Error!GraphSums {
     if (first_batch >= end_batch) return .{};
     var tape = try GraphBatchTape.init(gpa, m);

@@ -1,0 +1,12 @@
+# The team of threads of the v4 levels, shared by both workloads (the Codon program's
+# core/threads; here each level's prange is the team, on Numba's thread pool).
+from numba import njit
+
+
+@njit(cache=True)
+def team_size(threads, nb):
+    """The threads a v4 level runs for --threads T over nb batches: min(T, nb). With T > nb each
+    of the T ranges holds one batch or none, so one range a batch runs the same batches in the
+    same order and adds the same sums (an empty range's are zeros): the same digits, and no
+    thread is started that would have nothing to do."""
+    return min(threads, nb)
