@@ -129,7 +129,7 @@ def run_level(level, seed, threads):
 def run_graph_level(level, seed, m, threads):
     """A graph level over m ops, ready to run n samples, compiled or loaded before the clock. The
     warm-up's sample is of WARM_OPS ops, not m: what Numba compiles depends on the arguments' types
-    alone, and one sample at m = 10^6 is a 450-MB batch tape, as long as a short timed run."""
+    alone, and one sample at m = 10^6 is a 448-MB batch tape, as long as a short timed run."""
     import numpy as np
     fn, seed = graph_level_function(level), np.uint64(seed)
     fn(seed, WARM_OPS, 1, threads)

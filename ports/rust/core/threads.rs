@@ -21,10 +21,8 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     text.lines().collect::<Vec<_>>().join(" ")
 }
 
-/// The threads a v4 level runs for --threads T over nb batches: min(T, nb). With T > nb each
-/// of the T ranges holds one batch or none, so one range a batch runs the same batches in the
-/// same order and adds the same sums (an empty range's are zeros): the same digits, and no
-/// thread is started that would have nothing to do.
+/// The threads a v4 level runs for --threads T over nb batches, min(T, nb): the same
+/// ranges and digits, no idle thread (docs/contract.md §6, v4's team).
 pub fn team_size(threads: usize, nb: u64) -> usize {
     (threads as u64).min(nb) as usize
 }
