@@ -6,7 +6,8 @@ v0 -> v4 ladder, the tape's overhead, thread scaling, and the graph workload bes
 published numbers.
 
     python scripts/report.py [RAW.json.gz ...] [--out DIR] [--no-charts]
-    python scripts/report.py --sweep [RAW.json.gz] [--out DIR]    (a size sweep: its charts and sentences)
+    python scripts/report.py --sweep [RAW.json.gz] [--out DIR]    (a size sweep: its sentences, and its charts
+                                                                  beside RAW or in DIR)
 
 Without RAW it reads every file under results/raw/*/: each machine's latest for its section, all of them
 for the table of every run (given RAW, those runs alone). The charts are drawn
@@ -34,11 +35,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("raw", nargs="*", type=Path,
                    help="raw results files (default: every results/raw/<machine>/*.json.gz, each machine's "
                         "latest for its section)")
-    p.add_argument("--out", type=Path, default=ROOT / "results", help="output directory (default results/)")
+    p.add_argument("--out", type=Path, help="output directory (default results/; with --sweep, the raw file's "
+                                            "folder, its charts named after it)")
     p.add_argument("--no-charts", action="store_true", help="write the markdown only (no matplotlib needed)")
     p.add_argument("--sweep", type=Path, metavar="RAW", nargs="?", const=Path("latest"),
                    help="instead: a size sweep's raw file (scripts/sweep.py; default the newest under "
-                        "results/sweep/): print what it found and draw sweep.png and sweep-rss.png into --out")
+                        "results/sweep/): print what it found and draw its charts beside it (<date>.png, "
+                        "<date>-rss.png), or as sweep.png and sweep-rss.png into --out")
     p.add_argument("--readme", type=Path, metavar="FILE", nargs="+",
                    help="instead: regenerate each FILE's report blocks (`<!-- report.py: NAME from RAW -->` ... "
                         "`<!-- report.py: end -->`), each from the raw file it names, and the charts they show")
@@ -52,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
         return fill_files(args.readme, charts=not args.no_charts)
     if args.sweep:
         return sweep_report(args.sweep, args.out, charts=not args.no_charts)
+    args.out = args.out or ROOT / "results"
     try:
         # Given files: those runs alone. Else every run kept, and each machine's latest for the tables.
         machines = [args.raw] if args.raw else every_machines_runs(args.out)

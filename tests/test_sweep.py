@@ -186,6 +186,48 @@ def test_the_sweep_charts_are_drawn_from_the_raw_file(tmp_path):
     assert sorted(p.name for p in out.iterdir()) == ["sweep-rss.png", "sweep.png"]
 
 
+def test_a_sweeps_charts_go_beside_its_raw_file_and_leave_the_readmes_alone(tmp_path):
+    """Without --out, report.py --sweep (what `make sweep` runs) draws <date>.png beside the raw file: the
+    README's results/sweep.png stays the chart of its `sweep` block, so `make sweep` then `make test` passes."""
+    pytest.importorskip("matplotlib")
+    ns = {("codon", lv, m): 10.0 * k for k, (lv, m) in enumerate(
+        ((lv, m) for lv in ("v2", "v3") for m in (100, 1_000_000)), 1)}
+    raw = tmp_path / "sweep" / "test-machine" / "2026-01-01T000000Z.json.gz"
+    rawfile.write_atomic(raw, rawfile.encode(synthetic(ns).doc))
+    readme_chart = ROOT / "results" / "sweep.png"
+    before = readme_chart.read_bytes()
+    try:
+        proc = subprocess.run([sys.executable, str(REPORT), "--sweep", str(raw)], capture_output=True, text=True,
+                              timeout=120, cwd=ROOT)
+        after = readme_chart.read_bytes()
+    finally:
+        if readme_chart.read_bytes() != before:
+            readme_chart.write_bytes(before)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in raw.parent.iterdir()) == ["2026-01-01T000000Z.json.gz", "2026-01-01T000000Z.png"]
+    assert f"scripts/report.py --sweep {raw})".encode() in (raw.parent / "2026-01-01T000000Z.png").read_bytes()
+    assert after == before
+    ignored = subprocess.run(["git", "check-ignore", "-q", "results/sweep/test-machine/2026-01-01T000000Z.png"],
+                             cwd=ROOT)
+    assert ignored.returncode == 0, "git would list make sweep's charts as new files"
+
+
+def test_the_sentences_judge_nothing_that_the_sweep_did_not_time():
+    """A sweep of one size, or without v0 and v1, cannot show v2 keeping a lead as the graph grows: the claim is
+    not judged, rather than "not confirmed", and the counts read as words."""
+    one = synthetic({("codon", lv, 100): v for lv, v in (("v0", 100.0), ("v1", 40.0), ("v2", 20.0))}, sizes=(100,),
+                    rounds=1)
+    text = "\n".join(sweepdata.sentences(one))
+    assert "1 paired round of at least 0.04 s at each of 1 size, 100 ops; v4 at 2 threads." in text
+    assert "at 100 ops (same rounds, CPU time)" in text and "(100 ops, 4.3 KiB of v2's tape)" in text
+    assert "**not judged (one size: the graph does not grow)**" in text
+    fast = synthetic({("codon", lv, m): 10.0 for lv in ("v2", "v3") for m in (100, 1_000_000)})
+    text = "\n".join(sweepdata.sentences(fast))
+    assert "v2's time over v0's and v1's: not measured, no implementation was timed at v0, v1 and v2." in text
+    assert "**not judged (no implementation was timed at v0, v1 and v2)**" in text
+    assert "\n\n\n" not in text
+
+
 def test_the_sweep_takes_compiled_implementations_only(tmp_path):
     proc, doc = run_sweep(tmp_path, fake("good", "graph=yes", name="slowpy", slow=True), extra=("--impls", "slowpy"))
     assert proc.returncode == 2 and doc is None

@@ -208,10 +208,12 @@ def fill_files(paths: list[Path], charts: bool) -> int:
     return 0
 
 
-def sweep_report(raw: Path, out: Path, charts: bool) -> int:
-    """`--sweep`: a sweep's sentences (the `sweep` block's text) on stdout, and its charts in out."""
+def sweep_report(raw: Path, out: Path | None, charts: bool) -> int:
+    """`--sweep`: a sweep's sentences (the `sweep` block's text) on stdout, and its charts: into out as sweep.png
+    and sweep-rss.png where given, else beside the raw file under its own name (charts.raw_charts), so that
+    results/sweep.png stays the chart of the README's `sweep` block (draw_block_charts)."""
     try:
-        path = latest(out) if raw == Path("latest") else raw
+        path = latest(out or ROOT / "results") if raw == Path("latest") else raw
         sw = Sweep(rawfile.read(path), path)
     except (OSError, ValueError, KeyError) as e:
         print(f"error: {e}", file=sys.stderr)
@@ -223,6 +225,7 @@ def sweep_report(raw: Path, out: Path, charts: bool) -> int:
         except ImportError:
             print("skip: charts (matplotlib is not installed: `make bench` installs it)")
             return 0
-        from harness.charts import sweep_charts
-        print("wrote " + ", ".join(shown_path(p) for p in sweep_charts(sw, out)))
+        from harness.charts import SWEEP_CHARTS, raw_charts, sweep_charts
+        drawn = sweep_charts(sw, out, SWEEP_CHARTS) if out else sweep_charts(sw, path.parent, raw_charts(path))
+        print("wrote " + ", ".join(shown_path(p) for p in drawn))
     return 0

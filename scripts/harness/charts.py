@@ -118,10 +118,16 @@ def charts(d: Data, out: Path) -> list[str]:
 SWEEP_CHARTS = {"sweep": "sweep.png", "sweep-rss": "sweep-rss.png"}
 
 
-def sweep_charts(sw, out: Path) -> list[Path]:
-    """results/sweep.png (ns/op against one thread's tape bytes, a log-log panel per level, the caches marked)
-    and results/sweep-rss.png (peak RSS against M, where the runs record it) from a sweep (sweepdata.Sweep);
-    returns the paths written."""
+def raw_charts(raw: Path) -> dict[str, str]:
+    """The names of a sweep's own charts, beside its raw file: <date>.png and <date>-rss.png."""
+    stem = raw.name.removesuffix(".json.gz")
+    return {"sweep": f"{stem}.png", "sweep-rss": f"{stem}-rss.png"}
+
+
+def sweep_charts(sw, out: Path, files: dict[str, str] = SWEEP_CHARTS) -> list[Path]:
+    """sweep.png (ns/op against one thread's tape bytes, a log-log panel per level, the caches marked) and
+    sweep-rss.png (peak RSS against M, where the runs record it) from a sweep (sweepdata.Sweep), into out under
+    files' names; returns the paths written."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -147,9 +153,9 @@ def sweep_charts(sw, out: Path) -> list[Path]:
             ax.axis("off")
         fig.text(0.01, 0.005, footer(sw), fontsize=7, color="grey")
         fig.tight_layout(rect=(0, 0.03, 1, 1))
-        fig.savefig(out / SWEEP_CHARTS[key], dpi=110, metadata=meta)
+        fig.savefig(out / files[key], dpi=110, metadata=meta)
         plt.close(fig)
-        written.append(out / SWEEP_CHARTS[key])
+        written.append(out / files[key])
 
     out.mkdir(parents=True, exist_ok=True)
     missing = [k for k, v in sw.caches.items() if not v]

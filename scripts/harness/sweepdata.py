@@ -119,15 +119,25 @@ def v2_lead(sw: Sweep) -> list[tuple[str, dict[str, dict[str, Any] | None], str]
     return out
 
 
-def claim(leads: list[tuple[str, dict, str]]) -> str:
+def claim(leads: list[tuple[str, dict, str]], sizes: int = 2) -> str:
     """The seed's claim, decided by the data: confirmed when every implementation with a lead at the smallest M
-    keeps it at the largest (and one has a lead at least)."""
+    keeps it at the largest (and one has a lead at least); not judged where nothing could show it (one size, or
+    no implementation timed at v0, v1 and v2)."""
+    if sizes < 2:
+        return "not judged (one size: the graph does not grow)"
+    if not leads:
+        return "not judged (no implementation was timed at v0, v1 and v2)"
     lost = [n for n, _, verdict in leads if verdict == "loses"]
     if lost:
         return f"not confirmed ({', '.join(lost)} loses it)"
     if not any(verdict == "keeps" for _, _, verdict in leads):
         return "not confirmed (no implementation's v2 leads v0 or v1 at the smallest size)"
     return "confirmed"
+
+
+def plural(n: int, word: str) -> str:
+    """`1 size`, `9 sizes`."""
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
 
 
 def caches_text(caches: dict[str, int | None]) -> str:
@@ -141,9 +151,10 @@ def sentences(sw: Sweep) -> list[str]:
     c, names, levels = sw.config, sw.names(), sw.levels()
     first, last = sw.sizes[0], sw.sizes[-1]
     host = sw.machine.get("slug") or sw.machine["cpu"]
+    span = f"{first:,} to {last:,} ops" if last != first else f"{first:,} ops"
     out = [f"From [{sw.path.name}]({shown_path(sw.path)}) ({host}; {caches_text(sw.caches)}): "
-           f"{c['repeats']} paired rounds of at least {c['min_time']:g} s at each of {len(sw.sizes)} sizes, "
-           f"{first:,} to {last:,} ops; v4 at {c['threads']} threads.", ""]
+           f"{plural(c['repeats'], 'paired round')} of at least {c['min_time']:g} s at each of "
+           f"{plural(len(sw.sizes), 'size')}, {span}; v4 at {plural(c['threads'], 'thread')}.", ""]
     out += [f"Where ns/op (median seconds / iters / ops, the timed region's wall time) first reaches twice its "
             f"value at {first:,} ops, and Codon's time over the best compiled port's (the one it fares worst "
             "against; median of paired ratios from adjacent runs [95% interval], CPU time, v4 wall time; ≈: a tie):",
@@ -160,9 +171,11 @@ def sentences(sw: Sweep) -> list[str]:
         codon = [f"{reading(sw.codon_best.get((lv, m)), name=sw.codon_best.get((lv, m), {}).get('port', ''))} at "
                  f"{m:,}" for m in at]
         out.append(f"- **{lv}** doubles at: {', '.join(doubles)}. Codon / best port: {'; '.join(codon)} ops.")
-    out += ["", f"v2's time over v0's and v1's in each implementation, at {first:,} and {last:,} ops (same rounds, "
-            "CPU time):", ""]
-    leads = v2_lead(sw)
+    leads, ends = v2_lead(sw), " and ".join(f"{m:,}" for m in dict.fromkeys((first, last)))
+    if leads:
+        out += ["", f"v2's time over v0's and v1's in each implementation, at {ends} ops (same rounds, CPU time):", ""]
+    else:
+        out += ["", "v2's time over v0's and v1's: not measured, no implementation was timed at v0, v1 and v2."]
     for n, got, verdict in leads:
         led = [lv for lv in ("v0", "v1") if got[f"{lv}@{first}"] and got[f"{lv}@{first}"]["read"] == "faster"]
         kept = [lv for lv in led if got[f"{lv}@{last}"] and got[f"{lv}@{last}"]["read"] == "faster"]
@@ -173,9 +186,9 @@ def sentences(sw: Sweep) -> list[str]:
         cells = [f"{reading(got[f'v0@{m}'])} of v0's and {reading(got[f'v1@{m}'])} of v1's at {m:,} ops"
                  for m in dict.fromkeys((first, last))]
         out.append(f"- {n}: v2's time is {'; '.join(cells)}; {said}")
+    tape = " to ".join(dict.fromkeys(size_text(tape_bytes("v2", m)) for m in (first, last)))
     out += ["", f"The seed's claim, that v2's arrays keep their lead over v0's and v1's objects as the graph leaves "
-            f"the caches ({first:,} to {last:,} ops, {size_text(tape_bytes('v2', first))} to "
-            f"{size_text(tape_bytes('v2', last))} of v2's tape): **{claim(leads)}**."]
+            f"the caches ({span}, {tape} of v2's tape): **{claim(leads, len(sw.sizes))}**."]
     return out
 
 
