@@ -39,7 +39,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness.options import CI, FULL, name_list, positive_float, positive_int, seed_int  # noqa: E402
+from harness.options import (CI, FULL, iters_int, name_list, ops_int, positive_float, positive_int,  # noqa: E402
+                             seed_int, threads_int)
 from harness.session import bench  # noqa: E402
 from impls import DEFAULT, LEVEL_ORDER, WORKLOAD_LEVELS, WORKLOADS  # noqa: E402
 
@@ -57,20 +58,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    f"--ci {','.join(CI.workloads)})")
     p.add_argument("--graph-levels", type=name_list, help="graph levels to run, of those --levels allows "
                    f"(default all; --ci {','.join(CI.graph_levels)})")
-    p.add_argument("--ops", type=positive_int, default=10_000, help="ops of the graph workload (default 10,000)")
+    p.add_argument("--ops", type=ops_int, default=10_000, help="ops of the graph workload (default 10,000)")
     p.add_argument("--min-time", type=positive_float, help="seconds a timed run lasts at least: N is "
                    f"calibrated to it (default {FULL.min_time:g}; --ci {CI.min_time:g})")
-    p.add_argument("--iters", type=positive_int, help="a fixed N for the compiled implementations instead "
+    p.add_argument("--iters", type=iters_int, help="a fixed N for the compiled implementations instead "
                    "of calibrating")
-    p.add_argument("--python-iters", type=positive_int, help="a fixed N for the interpreted ones (CPython, "
+    p.add_argument("--python-iters", type=iters_int, help="a fixed N for the interpreted ones (CPython, "
                    "peers) instead of calibrating")
-    p.add_argument("--verify-iters", type=positive_int, default=10_007,
+    p.add_argument("--verify-iters", type=iters_int, default=10_007,
                    help="softplus samples of the check against the reference before timing (default 10,007)")
     p.add_argument("--repeats", type=positive_int, help=f"timed runs of each pair (default {FULL.repeats}; "
                    f"--ci {CI.repeats})")
     p.add_argument("--budget-pairs", type=positive_int, help="--ci: adjacent pairs of runs each budget is "
                    f"judged on (default {CI.budget_pairs})")
-    p.add_argument("--threads", type=positive_int, help="the most threads for v4 (default: the CPUs this "
+    p.add_argument("--threads", type=threads_int, help="the most threads for v4 (default: the CPUs this "
                    "process may use)")
     p.add_argument("--no-thread-scan", dest="thread_scan", action="store_false", default=None,
                    help="time v4 at the most threads only, not also at 1, 2, 4, ... (--ci: never scans)")

@@ -18,14 +18,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness.options import name_list, positive_float, positive_int, seed_int  # noqa: E402
+from harness.options import (iters_int, name_list, ops_int, positive_float, positive_int,  # noqa: E402
+                             seed_int, threads_int)
 from harness.sweep import REPEATS, SIZES, defaults, sweep  # noqa: E402
 from impls import WORKLOAD_LEVELS  # noqa: E402
 
 
 def size_list(text: str) -> list[int]:
-    """argparse type: comma-separated sizes (ops), each at least 1, in increasing order."""
-    sizes = [positive_int(x) for x in name_list(text)]
+    """argparse type: comma-separated sizes (ops), each within the programs' --ops, in increasing order."""
+    sizes = [ops_int(x) for x in name_list(text)]
     if sizes != sorted(set(sizes)):
         raise argparse.ArgumentTypeError(f"sizes must increase, got {text}")
     return sizes
@@ -44,8 +45,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="seconds a timed run lasts at least: N is calibrated to it at each size (default 0.04)")
     p.add_argument("--repeats", type=positive_int, default=REPEATS,
                    help=f"paired rounds at each size (default {REPEATS}; make bench: 70)")
-    p.add_argument("--iters", type=positive_int, help="a fixed N instead of calibrating")
-    p.add_argument("--threads", type=positive_int, help="v4's threads (default: the CPUs this process may use)")
+    p.add_argument("--iters", type=iters_int, help="a fixed N instead of calibrating")
+    p.add_argument("--threads", type=threads_int, help="v4's threads (default: the CPUs this process may use)")
     p.add_argument("--seed", type=seed_int, default=42, help="input stream seed (default 42)")
     p.add_argument("--shuffle-seed", type=int, help="seed of each round's order (default: random, recorded)")
     p.add_argument("--timeout", type=positive_float, default=120.0,

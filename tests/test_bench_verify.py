@@ -7,7 +7,9 @@ read as the contract states it.
 """
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -159,6 +161,46 @@ def test_a_missing_program_is_skipped(tmp_path):
     proc, doc = run_bench(tmp_path, ghost, "good", extra=("--ci",))
     assert proc.returncode == 0, proc.stdout + proc.stderr               # skipped, not failed
     assert "skipped  ghost" in proc.stdout and "bench-ci: passed" in proc.stdout
+
+
+@pytest.mark.parametrize("script", ["bench.py", "sweep.py"])
+def test_what_every_program_would_refuse_or_an_unwritable_folder_stops_the_run_before_it_starts(tmp_path, script):
+    """A --results-dir that cannot be written, or an --ops, --iters or --threads past the programs' own bounds
+    (contract §4), is one error line and exit 2 before any build or run: not a traceback after the whole run,
+    nor a run in which every program fails."""
+    registry = tmp_path / "registry.json"
+    registry.write_text(json.dumps([fake("good", "graph=yes")]))
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    size = "--ops" if script == "bench.py" else "--sizes"
+    for args in (["--results-dir", str(blocker / "results")], [size, "1000001"], ["--iters", str(10**12 + 1)],
+                 ["--threads", "1025"]):
+        proc = subprocess.run([sys.executable, str(ROOT / "scripts" / script), "--registry", str(registry),
+                               "--no-build", "--build-dir", BUILD, "--results-dir", str(tmp_path / "results"),
+                               *args], capture_output=True, text=True, timeout=60, cwd=ROOT,
+                              env={**os.environ, "FAKE_IMPL_LOG": str(tmp_path / "calls.log")})
+        last = proc.stderr.strip().splitlines()[-1]
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, (args, proc.stderr)
+        assert last.startswith(("error: cannot write to", f"{script}: error: argument")), (args, last)
+        assert not (tmp_path / "calls.log").exists() and not list(tmp_path.glob("results/*/*/*")), args
+
+
+def test_a_results_file_that_cannot_be_written_at_the_end_is_an_error_line(tmp_path, monkeypatch, capsys):
+    """The folder was checked at the start; a write that still fails (a full disk) ends the run with one error
+    line and exit 1, not a traceback."""
+    from harness import session
+
+    def full_disk(path, data):
+        raise OSError(28, "No space left on device", str(path))
+    monkeypatch.setattr(session.signal, "signal", lambda *a: None)      # this process's SIGTERM stays pytest's
+    monkeypatch.setattr(session, "chosen", lambda opts: [])
+    monkeypatch.setattr(session, "measure", lambda impls, opts, started: session.Run({"slug": "test"}, 1, []))
+    monkeypatch.setattr(session, "document", lambda *a: {})
+    monkeypatch.setattr(session.rawfile, "write_atomic", full_disk)
+    opts = argparse.Namespace(results_dir=tmp_path, ci=False)
+    assert session.bench(opts) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("error: cannot write the results file: No space left on device (")
 
 
 def test_prebuilt_tests_run_no_make_and_need_the_program_there(monkeypatch):

@@ -28,6 +28,8 @@ NO_DEVICE = re.compile(r"^error: --level (\S+) needs a CUDA device and driver: (
 REFERENCE_LIMIT = 500_000
 GRAPH_REFERENCE_LIMIT = 16          # samples of the graph reference (tens of ms each in CPython)
 MAX_ITERS = 10**12                  # contract §4
+MAX_OPS = 1_000_000                 # contract-graph §4: --ops M
+MAX_THREADS = 1024                  # contract §4: --threads T
 # Contract-graph §G4, seed 42: (ops, samples) -> sum_loss, sum_grad_in, sum_grad_all, as harness/oracle.py
 # holds them (tests/test_graph_reference.py checks its table against docs/contract-graph.md's).
 GRAPH_KNOWN = {k: tuple(float(x) for x in v) for k, v in oracle.GRAPH_KNOWN.items()}

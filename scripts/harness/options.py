@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
+from harness.contract import MAX_ITERS, MAX_OPS, MAX_THREADS
 from impls import WORKLOAD_LEVELS, WORKLOADS
 
 
@@ -43,6 +44,22 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {text}")
     return value
+
+
+def bounded_int(most: int, what: str):
+    """argparse type: an integer from 1 to most, the programs' own bound on what (contract §4), so that a value
+    every program would refuse is refused here, before any build or run."""
+    def parse(text: str) -> int:
+        value = positive_int(text)
+        if value > most:
+            raise argparse.ArgumentTypeError(f"must be at most {most:,} (the programs' {what}), got {text}")
+        return value
+    return parse
+
+
+ops_int = bounded_int(MAX_OPS, "--ops")
+iters_int = bounded_int(MAX_ITERS, "--iters")
+threads_int = bounded_int(MAX_THREADS, "--threads")
 
 
 def seed_int(text: str) -> int:

@@ -70,6 +70,23 @@ def write_atomic(path: Path, text: str | bytes) -> None:
         os.close(dir_fd)
 
 
+def unwritable(folder: Path) -> str | None:
+    """Why a run could not write its raw file under folder (created here if missing), or None: checked before
+    the builds and timings, so that a bad --results-dir costs nothing."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as e:
+        return f"cannot write to {folder}: {e.strerror or e}"
+    return None
+
+
+def write_error(e: OSError) -> str:
+    """The error line for a raw file that could not be written at the end of a run."""
+    return f"error: cannot write the results file: {e.strerror or e}" + (f" ({e.filename})" if e.filename else "")
+
+
 def raw_path(results_dir: Path, slug: str, started: dt.datetime, folder: str = "raw") -> Path:
     """results/raw/<machine slug>/<date>.json.gz (a sweep's: folder "sweep"); the date sorts chronologically."""
     return results_dir / folder / slug / f"{started.strftime('%Y-%m-%dT%H%M%SZ')}{SUFFIX}"

@@ -213,6 +213,9 @@ def bench(opts: argparse.Namespace, argv: list[str] | None = None) -> int:
     impls = chosen(opts)
     if impls is None:
         return 2
+    if problem := rawfile.unwritable(opts.results_dir):
+        log(f"error: {problem}")
+        return 2
     started = dt.datetime.now(dt.timezone.utc)
     try:
         run = measure(impls, opts, started)
@@ -222,4 +225,7 @@ def bench(opts: argparse.Namespace, argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         log("interrupted: no results file written")
         return 130
+    except OSError as e:
+        log(rawfile.write_error(e))
+        return 1
     return print_summary(run, doc, path, opts)

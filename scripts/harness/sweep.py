@@ -95,6 +95,9 @@ def sweep(opts: argparse.Namespace, argv: list[str] | None = None) -> int:
     impls = sweep_impls(opts)
     if impls is None:
         return 2
+    if problem := rawfile.unwritable(opts.results_dir):
+        log(f"error: {problem}")
+        return 2
     started = dt.datetime.now(dt.timezone.utc)
     try:
         host = machine_info(started)
@@ -118,6 +121,9 @@ def sweep(opts: argparse.Namespace, argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         log("interrupted: no results file written")
         return 130
+    except OSError as e:
+        log(rawfile.write_error(e))
+        return 1
     for s in states:
         if s.status is ImplStatus.SKIPPED:
             print(f"skipped  {s.impl.name}: {s.reason}")
