@@ -19,15 +19,18 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import os
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import ROOT, analysis  # noqa: E402
+from harness import ROOT, analysis, rawfile  # noqa: E402
 from harness.calibrate import next_iters  # noqa: E402
 from harness.contract import SUM_KEYS, tolerance  # noqa: E402
+from harness.options import name_list, ops_int, positive_float, positive_int, seed_int, threads_int  # noqa: E402
 from impls import BASELINES, LEVELS, WORKLOAD_LEVELS, WORKLOADS  # noqa: E402
 
 
@@ -51,6 +54,15 @@ def calibrate(program: list[str], workload: str, level: str, opts: argparse.Name
         n = next_iters(n, seconds, opts.min_time)
 
 
+def missing(program: list[str]) -> bool:
+    """Whether a command's program is absent: a path (from the repository root, where runs start) that is no
+    executable file, or a name not on PATH."""
+    if "/" not in program[0]:
+        return shutil.which(program[0]) is None
+    path = ROOT / program[0]
+    return not (path.is_file() and os.access(path, os.X_OK))
+
+
 def same_sums(a: dict, b: dict, workload: str, level: str, contract: bool) -> bool:
     keys = SUM_KEYS[workload]
     if not contract:
@@ -62,27 +74,36 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--a", required=True, help="the baseline's command (shell words), e.g. build-old/autograd-c")
     p.add_argument("--b", required=True, help="the command compared with it")
-    p.add_argument("--workloads", default=",".join(WORKLOADS))
-    p.add_argument("--levels", help="levels (default: every level of each workload, baselines included)")
-    p.add_argument("--pairs", type=int, default=9, help="rounds of adjacent pairs (default 9)")
-    p.add_argument("--min-time", type=float, default=0.1, help="seconds A's run lasts at least (default 0.1)")
-    p.add_argument("--ops", type=int, default=10_000, help="graph ops (default 10,000)")
-    p.add_argument("--threads", type=int, help="v4's --threads (default: the programs' own)")
-    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--workloads", type=name_list, default=list(WORKLOADS))
+    p.add_argument("--levels", type=name_list, help="levels (default: every level of each workload, baselines "
+                   "included)")
+    p.add_argument("--pairs", type=positive_int, default=9, help="rounds of adjacent pairs (default 9)")
+    p.add_argument("--min-time", type=positive_float, default=0.1,
+                   help="seconds A's run lasts at least (default 0.1)")
+    p.add_argument("--ops", type=ops_int, default=10_000, help="graph ops (default 10,000)")
+    p.add_argument("--threads", type=threads_int, help="v4's --threads (default: the programs' own)")
+    p.add_argument("--seed", type=seed_int, default=42)
     p.add_argument("--shuffle-seed", type=int, help="seed of the run order (default: random, printed)")
-    p.add_argument("--timeout", type=float, default=300)
+    p.add_argument("--timeout", type=positive_float, default=300)
     p.add_argument("--contract-tolerance", action="store_true",
                    help="sums within the contract's tolerances instead of identical")
     p.add_argument("--json", type=Path, help="also write every value to this file")
     opts = p.parse_args(argv)
-    workloads = opts.workloads.split(",")
-    if any(w not in WORKLOADS for w in workloads) or opts.pairs < 1:
-        p.error(f"workloads are {', '.join(WORKLOADS)}; --pairs at least 1")
+    workloads = opts.workloads
     every = {"softplus": LEVELS + BASELINES, "graph": WORKLOAD_LEVELS["graph"]}
-    cells = [(w, lv) for w in workloads for lv in every[w] if not opts.levels or lv in opts.levels.split(",")]
+    for given, known, what in ((workloads, WORKLOADS, "workload"), (opts.levels, [*LEVELS, *BASELINES], "level")):
+        unknown = [x for x in given or [] if x not in known]
+        if unknown:
+            p.error(f"unknown {what}(s) {', '.join(unknown)}; {what}s are {', '.join(known)}")
+    cells = [(w, lv) for w in workloads for lv in every[w] if not opts.levels or lv in opts.levels]
     if not cells:
         p.error("no level to compare")
     a, b = shlex.split(opts.a), shlex.split(opts.b)
+    for name, program in (("--a", a), ("--b", b)):
+        if not program or missing(program):
+            p.error(f"{name}: no such program: {program[0] if program else '(empty)'}")
+    if opts.json and (problem := rawfile.unwritable_file(opts.json)):
+        p.error(f"--json: {problem}")
     seed = opts.shuffle_seed if opts.shuffle_seed is not None else random.SystemRandom().randrange(2**32)
     rng = random.Random(seed)
     problems: list[str] = []
@@ -122,9 +143,14 @@ def main(argv: list[str] | None = None) -> int:
     for line in problems:
         print(f"FAILED   {line}")
     if opts.json:
-        opts.json.write_text(json.dumps({"generated_by": "scripts/compare.py", "a": opts.a, "b": opts.b,
-                                         "pairs": opts.pairs, "min_time": opts.min_time, "shuffle_seed": seed,
-                                         "rows": rows, "problems": problems}, indent=1) + "\n")
+        try:
+            rawfile.write_atomic(opts.json, json.dumps({"generated_by": "scripts/compare.py", "a": opts.a,
+                                                        "b": opts.b, "pairs": opts.pairs, "min_time": opts.min_time,
+                                                        "shuffle_seed": seed, "rows": rows, "problems": problems},
+                                                       indent=1) + "\n")
+        except OSError as e:
+            print(rawfile.write_error(e), file=sys.stderr)
+            return 1
     return 1 if problems else 0
 
 

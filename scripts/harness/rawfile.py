@@ -82,6 +82,18 @@ def unwritable(folder: Path) -> str | None:
     return None
 
 
+def unwritable_file(path: Path) -> str | None:
+    """Why a file could not be written at path at the end of a run (no such folder, a read-only one, a folder
+    in its place), or None; nothing is created."""
+    if path.is_dir():
+        return f"cannot write to {path}: it is a folder"
+    if not path.parent.is_dir():
+        return f"cannot write to {path}: no folder {path.parent}"
+    if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        return f"cannot write to {path}: permission denied"
+    return None
+
+
 def write_error(e: OSError) -> str:
     """The error line for a raw file that could not be written at the end of a run."""
     return f"error: cannot write the results file: {e.strerror or e}" + (f" ({e.filename})" if e.filename else "")
