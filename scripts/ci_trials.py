@@ -77,6 +77,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.error(f"unknown sabotage(s) {', '.join(unknown)}; known: {', '.join(SABOTAGES)}")
     if args.runs < 0 or args.sabotage_runs < 1:
         p.error("--runs must be at least 0 and --sabotage-runs at least 1")
+    if not args.runs and not args.sabotage:
+        p.error("nothing to run: give --runs N, --sabotage NAME, or both")
+    if problem := rawfile.unwritable(args.out):
+        p.error(f"--out: {problem}")
     return args
 
 

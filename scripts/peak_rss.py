@@ -27,6 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from impls import DEFAULT, WORKLOAD_LEVELS  # noqa: E402
+from harness import rawfile  # noqa: E402
+from harness.options import iters_int, name_list, ops_list, positive_float, positive_int, threads_int  # noqa: E402
 from harness.processes import failure, run_process  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,27 +56,30 @@ def measure(argv: list[str], timeout: float, env: dict[str, str] | None = None) 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--impls", default="codon,c,zig,rust,mojo", help="implementations (scripts/impls.py names)")
-    p.add_argument("--ops", default="10000,1000000", help="graph sizes, comma-separated")
-    p.add_argument("--levels", default=",".join(WORKLOAD_LEVELS["graph"]))
-    p.add_argument("--iters", type=int, default=16)
-    p.add_argument("--repeats", type=int, default=3, help="runs a cell, median taken (default 3)")
-    p.add_argument("--threads", type=int, default=2, help="v4's --threads (default 2)")
+    p.add_argument("--impls", type=name_list, default="codon,c,zig,rust,mojo",
+                   help="implementations (scripts/impls.py names)")
+    p.add_argument("--ops", type=ops_list, default="10000,1000000",
+                   help="graph sizes, comma-separated")
+    p.add_argument("--levels", type=name_list, default=",".join(WORKLOAD_LEVELS["graph"]))
+    p.add_argument("--iters", type=iters_int, default=16)
+    p.add_argument("--repeats", type=positive_int, default=3, help="runs a cell, median taken (default 3)")
+    p.add_argument("--threads", type=threads_int, default=2, help="v4's --threads (default 2)")
     p.add_argument("--build", default="build")
     p.add_argument("--seconds", action="store_true", help="also print each cell's median timed seconds")
-    p.add_argument("--timeout", type=float, default=600)
+    p.add_argument("--timeout", type=positive_float, default=600)
     p.add_argument("--json", type=Path, help="also write every value to this file")
     opts = p.parse_args(argv)
     known = {i.name: i for i in DEFAULT}
-    names = opts.impls.split(",")
-    levels = opts.levels.split(",")
-    try:
-        sizes = [int(s) for s in opts.ops.split(",")]
-    except ValueError:
-        sizes = []
-    if (any(n not in known or not known[n].graph_levels for n in names) or not sizes
-            or any(lv not in WORKLOAD_LEVELS["graph"] for lv in levels) or opts.repeats < 1 or opts.iters < 1):
-        p.error("unknown implementation or level, or a bad --ops/--repeats/--iters")
+    names, levels, sizes = opts.impls, opts.levels, opts.ops
+    graph_impls = [n for n, i in known.items() if i.graph_levels]
+    if any(n not in graph_impls for n in names):
+        p.error(f"unknown implementation(s) {', '.join(n for n in names if n not in graph_impls)}; those with the "
+                f"graph workload are {', '.join(graph_impls)}")
+    if any(lv not in WORKLOAD_LEVELS["graph"] for lv in levels):
+        p.error(f"unknown level(s) {', '.join(lv for lv in levels if lv not in WORKLOAD_LEVELS['graph'])}; "
+                f"levels are {', '.join(WORKLOAD_LEVELS['graph'])}")
+    if opts.json and (problem := rawfile.unwritable_file(opts.json)):
+        p.error(f"--json: {problem}")
     present = []
     for name in names:
         program = Path(known[name].command(opts.build)[-1])
@@ -121,9 +126,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"FAILED   {line}")
     if opts.json:
         env = {k: v for k, v in os.environ.items() if k.startswith("GC_")}
-        opts.json.write_text(json.dumps({"generated_by": "scripts/peak_rss.py", "iters": opts.iters,
-                                         "repeats": opts.repeats, "threads": opts.threads, "gc_env": env,
-                                         "cells": list(cells.values()), "problems": problems}, indent=1) + "\n")
+        try:
+            rawfile.write_atomic(opts.json, json.dumps({"generated_by": "scripts/peak_rss.py", "iters": opts.iters,
+                                                        "repeats": opts.repeats, "threads": opts.threads,
+                                                        "gc_env": env, "cells": list(cells.values()),
+                                                        "problems": problems}, indent=1) + "\n")
+        except OSError as e:
+            print(rawfile.write_error(e), file=sys.stderr)
+            return 1
     return 1 if problems else 0
 
 

@@ -230,7 +230,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--program", default="build/autograd", help="the Codon program (default build/autograd); "
                         "the ports are looked for beside it")
-    parser.add_argument("--min-time", type=float, default=0.25, help="seconds each shown run lasts at least")
+    parser.add_argument("--min-time", type=positive_float, default=0.25,
+                        help="seconds each shown run lasts at least")
     parser.add_argument("--ports", type=port_list, default=port_list("c,zig,rust"),
                         help=f"the ports Codon is compared with (default c,zig,rust; any of {', '.join(PORTS)})")
     parser.add_argument("--pairs", type=positive_int, default=5, help="rounds of adjacent pairs (default 5)")
@@ -242,6 +243,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="seconds before a comparison run is killed as hung (default 60)")
     parser.add_argument("--no-compare", action="store_true", help="the ladder alone")
     opts = parser.parse_args(argv)
+    if not (os.path.isfile(opts.program) and os.access(opts.program, os.X_OK)):
+        parser.error(f"--program: no such program: {opts.program} (`make build` builds build/autograd)")
     records = {}
     for workload, (args, levels, start) in WORKLOADS.items():
         v0_ns = None

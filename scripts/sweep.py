@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness.options import (iters_int, name_list, ops_int, positive_float, positive_int,  # noqa: E402
+from harness.options import (iters_int, name_list, ops_list, positive_float, positive_int,  # noqa: E402
                              seed_int, threads_int)
 from harness.sweep import REPEATS, SIZES, defaults, sweep  # noqa: E402
 from impls import WORKLOAD_LEVELS  # noqa: E402
@@ -26,7 +26,7 @@ from impls import WORKLOAD_LEVELS  # noqa: E402
 
 def size_list(text: str) -> list[int]:
     """argparse type: comma-separated sizes (ops), each within the programs' --ops, in increasing order."""
-    sizes = [ops_int(x) for x in name_list(text)]
+    sizes = ops_list(text)
     if sizes != sorted(set(sizes)):
         raise argparse.ArgumentTypeError(f"sizes must increase, got {text}")
     return sizes

@@ -166,3 +166,16 @@ def test_bench_ci_fails_a_v4_doing_the_work_of_one_thread(tmp_path):
     assert max(verdict["zig v4 cpu/wall"]["values"]) < budgets.THREAD_BUSY
     assert verdict["zig v4 / zig v3"]["verdict"] == "ok" and verdict["zig v4 / zig v3"]["values"] == [2 / 3] * 6
     assert len(result(doc, "zig", "v4")["budget_runs"]) == 6 and doc["config"]["budget_pairs"] == 6
+
+
+def test_ci_trials_refuses_an_empty_request_and_an_unwritable_folder_before_any_run(tmp_path):
+    """scripts/ci_trials.py with nothing to run wrote a trials file of no runs; with an --out it cannot write it
+    ran every `make bench-ci` first and then ended in a traceback. Each is one error line and exit 2."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    for bad in (["--runs", "0"], ["--runs", "1", "--out", str(blocker / "trials")]):
+        proc = subprocess.run([sys.executable, str(ROOT / "scripts/ci_trials.py"), *bad, "--bench-flags",
+                               "--impls no-such-implementation"], capture_output=True, text=True, timeout=120,
+                              cwd=ROOT)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr and not proc.stdout, (bad, proc.stderr)
+        assert proc.stderr.strip().splitlines()[-1].startswith("ci_trials.py: error: "), (bad, proc.stderr)

@@ -65,6 +65,13 @@ def test_codon_graph_v0_peaks_within_1_3x_of_c_at_the_largest_graph(codon, c_por
 
 
 def test_bad_usage_is_refused(tmp_path):
-    for args in (["--impls", "fortran"], ["--levels", "v9"], ["--ops", "many"], ["--repeats", "0"]):
+    """Each is one error line and exit 2 before any program runs: an --ops, --iters or --threads past the
+    programs' bounds used to run every program into its refusal, an unwritable --json to end in a traceback
+    after every run."""
+    for args in (["--impls", "fortran"], ["--levels", "v9"], ["--ops", "many"], ["--repeats", "0"],
+                 ["--ops", "1000001"], ["--iters", str(10**12 + 1)], ["--threads", "1025"],
+                 ["--json", str(tmp_path / "no-folder" / "peak.json")]):
         proc, _ = peak(tmp_path, *args)
-        assert proc.returncode == 2 and "error:" in proc.stderr, args
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, (args, proc.stderr)
+        assert proc.stderr.strip().splitlines()[-1].startswith("peak_rss.py: error: "), (args, proc.stderr)
+        assert "MiB" not in proc.stderr, args                        # no cell was measured

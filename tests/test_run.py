@@ -119,3 +119,15 @@ def test_the_comparison_is_left_out_or_refused_as_asked(tmp_path):
         proc = subprocess.run([sys.executable, str(ROOT / "scripts/run.py"), "--program", str(tmp_path / "prog"),
                                *bad], capture_output=True, text=True, timeout=60)
         assert proc.returncode == 2 and "error: argument" in proc.stderr and not proc.stdout, bad
+
+
+def test_a_missing_program_or_no_minimum_time_is_bad_usage(tmp_path):
+    """`make run` with --program naming nothing was a FileNotFoundError traceback at the first run; a
+    --min-time of 0 or less calibrated nothing. Each is one error line and exit 2 before any run."""
+    fake(tmp_path / "prog")
+    for bad in (["--program", str(tmp_path / "no-such-program")], ["--program", str(tmp_path)],
+                ["--program", str(tmp_path / "prog"), "--min-time", "0"]):
+        proc = subprocess.run([sys.executable, str(ROOT / "scripts/run.py"), "--no-compare", *bad],
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr and not proc.stdout, (bad, proc.stderr)
+        assert proc.stderr.strip().splitlines()[-1].startswith("run.py: error: "), (bad, proc.stderr)

@@ -62,6 +62,11 @@ iters_int = bounded_int(MAX_ITERS, "--iters")
 threads_int = bounded_int(MAX_THREADS, "--threads")
 
 
+def ops_list(text: str) -> list[int]:
+    """argparse type: comma-separated graph sizes, each an ops_int."""
+    return [ops_int(x) for x in name_list(text)]
+
+
 def seed_int(text: str) -> int:
     """argparse type: a seed, 0 <= S < 2^64 (contract §4)."""
     value = int(text)
