@@ -9,6 +9,7 @@ tests/test_docs.py fails when the README's block no longer matches this count.
 """
 from __future__ import annotations
 
+import argparse
 import io
 import sys
 import tokenize
@@ -117,4 +118,5 @@ def table(root: Path = ROOT) -> list[str]:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()   # --help, and bad usage refused
     sys.stdout.write("\n".join(table()))

@@ -149,6 +149,10 @@ def test_what_codon_needed_is_counted_from_the_sources(tmp_path):
     assert "`@inline`" in table and "@par" not in table
     readme = (ROOT / "README.md").read_text()
     assert "<!-- report.py: codon-needs -->" in readme
+    import subprocess
+    bad = subprocess.run([sys.executable, str(ROOT / "scripts/codon_needs.py"), "--bogus"], capture_output=True,
+                         text=True, timeout=60)
+    assert bad.returncode == 2 and not bad.stdout and "error: unrecognized arguments: --bogus" in bad.stderr
 
 
 def readme_prose() -> str:
