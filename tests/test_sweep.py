@@ -212,6 +212,25 @@ def test_a_sweeps_charts_go_beside_its_raw_file_and_leave_the_readmes_alone(tmp_
     assert ignored.returncode == 0, "git would list make sweep's charts as new files"
 
 
+def test_codon_against_the_best_port_is_summed_up_over_every_size():
+    """One sentence over every size and level past v0: ahead or tied in all cells, or the cells behind, each
+    with its reading and port; v0 (the collector's level) is left out of it."""
+    def cell(lv, median, lo, hi, read):
+        return {"level": lv, "median": median, "interval": [lo, hi], "read": read, "port": "zig",
+                "ratios": [median] * 8}
+    sw = synthetic({("codon", lv, m): 10.0 for lv in ("v0", "v1", "v2") for m in (100, 1_000_000)})
+    for size, cells in zip(sw.doc["sizes"], ([cell("v0", 1.5, 1.4, 1.6, "slower"), cell("v1", 0.9, 0.8, 0.95, "faster"),
+                                              cell("v2", 1.0, 0.9, 1.1, "tie")],
+                                             [cell("v1", 0.97, 0.9, 1.02, "tie"), cell("v2", 1.08, 1.05, 1.3, "slower")])):
+        size["codon_vs_best_port"] = {f"graph {c['level']}": c for c in cells}
+    text = "\n".join(sweepdata.sentences(sweepdata.Sweep(sw.doc, sw.path)))
+    assert ("At every size, Codon at v1, v2 against the best port: behind in 1 of 4 cells (v2 at 1,000,000 ops "
+            "1.08 [1.05, 1.30] zig), ahead or tied in the rest.") in text
+    sw.doc["sizes"][1]["codon_vs_best_port"]["graph v2"] = cell("v2", 0.99, 0.9, 1.05, "tie")
+    text = "\n".join(sweepdata.sentences(sweepdata.Sweep(sw.doc, sw.path)))
+    assert "At every size, Codon at v1, v2 against the best port: ahead or tied in all 4 cells (ahead in 1)." in text
+
+
 def test_the_sentences_judge_nothing_that_the_sweep_did_not_time():
     """A sweep of one size, or without v0 and v1, cannot show v2 keeping a lead as the graph grows: the claim is
     not judged, rather than "not confirmed", and the counts read as words."""

@@ -140,6 +140,23 @@ def plural(n: int, word: str) -> str:
     return f"{n:,} {word}" + ("" if n == 1 else "s")
 
 
+def every_size(sw: Sweep) -> str | None:
+    """Codon over the best port at every size and level past v0 (the levels issue 51 holds to 1.0x): ahead of or
+    tied with it in every cell, or the cells where it is behind; None where no such cell was timed."""
+    cells = [(lv, m, sw.codon_best[lv, m]) for lv in sw.levels() if lv != "v0" for m in sw.sizes
+             if (lv, m) in sw.codon_best]
+    if not cells:
+        return None
+    levels = ", ".join(dict.fromkeys(lv for lv, _, _ in cells))
+    behind = [f"{lv} at {m:,} ops {reading(e, name=e.get('port', ''))}" for lv, m, e in cells if e["read"] == "slower"]
+    if behind:
+        return (f"At every size, Codon at {levels} against the best port: behind in {len(behind)} of {len(cells)} "
+                f"cells ({'; '.join(behind)}), ahead or tied in the rest.")
+    ahead = sum(e["read"] == "faster" for _, _, e in cells)
+    return (f"At every size, Codon at {levels} against the best port: ahead or tied in all {len(cells)} cells "
+            f"(ahead in {ahead}).")
+
+
 def caches_text(caches: dict[str, int | None]) -> str:
     """`L1d 32 KiB, L2 1 MiB, L3 32 MiB`, saying which the host does not report."""
     parts = [f"{k} {size_text(v)}" if v else f"{k} not reported by the host" for k, v in caches.items()]
@@ -171,6 +188,8 @@ def sentences(sw: Sweep) -> list[str]:
         codon = [f"{reading(sw.codon_best.get((lv, m)), name=sw.codon_best.get((lv, m), {}).get('port', ''))} at "
                  f"{m:,}" for m in at]
         out.append(f"- **{lv}** doubles at: {', '.join(doubles)}. Codon / best port: {'; '.join(codon)} ops.")
+    if summary := every_size(sw):
+        out += ["", summary]
     leads, ends = v2_lead(sw), " and ".join(f"{m:,}" for m in dict.fromkeys((first, last)))
     if leads:
         out += ["", f"v2's time over v0's and v1's in each implementation, at {ends} ops (same rounds, CPU time):", ""]
