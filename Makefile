@@ -143,9 +143,16 @@ TARGET_STAMP := $(BUILD)/.target-$(CPU)
 $(TARGET_STAMP): Makefile
 	@mkdir -p $(BUILD); rm -f $(BUILD)/.target-*; touch $@
 
+# A stamp per Codon (a checksum of the CODON command): switching between the wheel's and your own rebuilds the
+# Codon program, which would otherwise stay the other compiler's build.
+CODON_STAMP := $(BUILD)/.codon-$(firstword $(shell printf '%s' '$(CODON)' | cksum))
+$(CODON_STAMP):
+	@mkdir -p $(BUILD); rm -f $(BUILD)/.codon-*; touch $@
+
 # The program, and beside it autograd.ptx, v5's kernel: the program looks for <itself>.ptx first, then
 # at the path Codon bakes in (build/codon-src/autograd.ptx), so it can be moved together with its .ptx.
-$(BUILD)/autograd: $(CODON_SRC) $(CODON_DEP) $(LIBDEVICE) $(BUILD)/gpu_driver.o $(TARGET_STAMP) $(GXX_SHIM)
+$(BUILD)/autograd: $(CODON_SRC) $(CODON_DEP) $(CODON_STAMP) $(LIBDEVICE) $(BUILD)/gpu_driver.o $(TARGET_STAMP) \
+                  $(GXX_SHIM)
 	@mkdir -p $(BUILD); rm -rf $@ $@.ptx $(BUILD)/codon-src
 	@# Built from a copy whose core/target.codon states CPU, VECTOR_WIDTH and VECTOR_MUL64: codon build -D
 	@# defines reach only the main module, and the sources stay the same for every target.

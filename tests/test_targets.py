@@ -238,3 +238,16 @@ def test_native_codon_draws_x_and_y_in_one_vector_where_the_cpu_multiplies_64_bi
         assert pairs, "no vpmullq on xmm registers: x and y are drawn one after the other"
     else:
         assert pairs == [], pairs[:3]
+
+
+def test_another_codon_rebuilds_the_codon_program(tmp_path):
+    """`CODON=/path/to/codon make run` (the README) over a build made with the wheel's Codon rebuilds the
+    program with the Codon named, where it used to keep the other compiler's build (`make -n`: nothing is
+    built)."""
+    if subprocess.run(["make", "-q", f"BUILD={BUILD}", f"{BUILD}/autograd"], cwd=ROOT).returncode != 0:
+        pytest.skip(f"{BUILD}/autograd is not up to date (make build first)")
+    other = tmp_path / "codon"
+    proc = subprocess.run(["make", "-n", f"BUILD={BUILD}", f"CODON={other}", f"{BUILD}/autograd"], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert f"{other} build " in proc.stdout, proc.stdout[-2000:]
