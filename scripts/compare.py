@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import os
+import random
 import shlex
 import shutil
 import subprocess

@@ -99,6 +99,15 @@ def write_error(e: OSError) -> str:
     return f"error: cannot write the results file: {e.strerror or e}" + (f" ({e.filename})" if e.filename else "")
 
 
+def write_run(path: Path, doc: dict[str, Any]) -> str | None:
+    """A run's document written to its raw file; the error line where it could not be (a full disk), else None."""
+    try:
+        write_atomic(path, encode(doc))
+    except OSError as e:
+        return write_error(e)
+    return None
+
+
 def raw_path(results_dir: Path, slug: str, started: dt.datetime, folder: str = "raw") -> Path:
     """results/raw/<machine slug>/<date>.json.gz (a sweep's: folder "sweep"); the date sorts chronologically."""
     return results_dir / folder / slug / f"{started.strftime('%Y-%m-%dT%H%M%SZ')}{SUFFIX}"

@@ -221,11 +221,10 @@ def bench(opts: argparse.Namespace, argv: list[str] | None = None) -> int:
         run = measure(impls, opts, started)
         doc = document(run, opts, argv, started)
         path = rawfile.raw_path(opts.results_dir, run.host["slug"], started)
-        rawfile.write_atomic(path, rawfile.encode(doc))
+        if problem := rawfile.write_run(path, doc):
+            log(problem)
+            return 1
     except KeyboardInterrupt:
         log("interrupted: no results file written")
         return 130
-    except OSError as e:
-        log(rawfile.write_error(e))
-        return 1
     return print_summary(run, doc, path, opts)

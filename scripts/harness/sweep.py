@@ -117,13 +117,12 @@ def sweep(opts: argparse.Namespace, argv: list[str] | None = None) -> int:
         failed = list(dict.fromkeys(failed))
         doc = document(host, most, states, sizes, opts, argv, started)
         path = rawfile.raw_path(opts.results_dir, host["slug"], started, FOLDER)
-        rawfile.write_atomic(path, rawfile.encode(doc))
+        if problem := rawfile.write_run(path, doc):
+            log(problem)
+            return 1
     except KeyboardInterrupt:
         log("interrupted: no results file written")
         return 130
-    except OSError as e:
-        log(rawfile.write_error(e))
-        return 1
     for s in states:
         if s.status is ImplStatus.SKIPPED:
             print(f"skipped  {s.impl.name}: {s.reason}")
