@@ -5,6 +5,8 @@ import re
 import subprocess
 
 import pytest
+from conftest import TIMEOUT
+from harness import processes
 
 BAD_ARGS = [
     # unknown, misspelt, positional, short and --flag=value forms
@@ -141,15 +143,17 @@ def test_eval_overflow_is_an_error_not_infinity(codon):
 @pytest.mark.slow
 def test_cpu_seconds_is_the_timed_regions_cpu_time(codon):
     """Contract §5: this thread's CPU time for the single-threaded levels (never more than the wall time of
-    the same region, bar clock granularity), the process's for v4 (its threads add up: at least one
-    thread's worth, over a region of about 0.05 s at least)."""
+    the same region, bar clock granularity), the process's for v4: its threads add up, so that with two
+    threads sharing the work it is most of the whole process's CPU time, where one thread's clock would
+    hold about half of it. The kernel's rusage gives the process's, whatever else runs on the machine."""
     single = [r for r in codon.records("--iters", "200000") +
               codon.records("--workload", "graph", "--ops", "100", "--iters", "300") if r["level"] != "v4"]
     for r in single:
         assert 0 < r["cpu_seconds"] <= 1.02 * r["seconds"] + 1e-3, r
-    # v4 over long regions only: a region of a few ms holds the second thread's start and any tick the
-    # scheduler takes, so that at CI a 2.4-ms graph v4 once had 1.0 ms of CPU; over 0.05 s those are noise.
-    for r in codon.records("--level", "v4", "--iters", "50000000", "--threads", "2") + \
-            codon.records("--workload", "graph", "--level", "v4", "--ops", "100", "--iters", "300000",
-                          "--threads", "2"):
-        assert r["seconds"] >= 0.02 and r["cpu_seconds"] >= 0.5 * r["seconds"], r
+    for args in (["--level", "v4", "--iters", "50000000", "--threads", "2"],
+                 ["--workload", "graph", "--level", "v4", "--ops", "100", "--iters", "300000", "--threads", "2"]):
+        proc = processes.run_process(codon.argv + [*args, "--json"], TIMEOUT)
+        assert proc.returncode == 0 and proc.stderr == "", (args, proc.stderr)
+        (r,), process_cpu = [json.loads(line) for line in proc.stdout.splitlines()], proc.cpu
+        assert r["threads"] == 2 and r["cpu_seconds"] <= process_cpu, (r, process_cpu)
+        assert r["cpu_seconds"] >= 0.75 * process_cpu, (r, process_cpu)
