@@ -71,12 +71,13 @@ class Impl:
         """A compiled program: timed at the N calibrated on the Codon program, sums compared across."""
         return self.kind in ("codon", "port") and not self.slow
 
-    def command(self, build: str = "build") -> list[str]:
-        """argv with its placeholders filled in and relative paths made absolute."""
+    def command(self, build: str = "build", root: Path = ROOT) -> list[str]:
+        """argv with its placeholders filled in and relative paths made absolute, from root (another
+        checkout's, to run its build)."""
         out = []
         for a in self.argv:
             a = a.replace("{python}", sys.executable).replace("{build}", build)
-            out.append(str(ROOT / a) if "/" in a and not Path(a).is_absolute() else a)
+            out.append(str(root / a) if "/" in a and not Path(a).is_absolute() else a)
         return out
 
     def make_target(self, build: str = "build") -> str | None:
