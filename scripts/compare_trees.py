@@ -49,6 +49,35 @@ def cells(impl: Impl) -> list[tuple[str, list[str]]]:
     return [(w, levels) for w, levels in (("softplus", softplus), ("graph", impl.graph_levels)) if levels]
 
 
+def compare_all(impls: list[Impl], old: Path, new: Path, out: Path,
+                opts: argparse.Namespace) -> tuple[list[str], list[str]]:
+    """compare.py for each implementation and workload, its values written under out; returns the
+    comparisons that failed and the cells that read slower."""
+    failed, slower = [], []
+    for impl in impls:
+        a, b = impl.command(root=old), impl.command(root=new)
+        why = absent(a, impl) or absent(b, impl)
+        if why:
+            print(f"skip: {impl.name} ({why})", flush=True)
+            continue
+        pairs = opts.slow_pairs if impl.slow or impl.rounds else opts.pairs
+        for workload, levels in cells(impl):
+            print(f"== {impl.name} {workload}", flush=True)
+            values = out / f"{impl.name}-{workload}.json"
+            status = compare.main(["--a", shlex.join(a), "--b", shlex.join(b), "--workloads", workload,
+                                   "--levels", ",".join(levels), "--pairs", str(pairs),
+                                   "--min-time", str(opts.min_time), "--json", str(values)])
+            if status != 0:
+                failed.append(f"{impl.name} {workload}")
+            if values.exists():
+                for row in json.loads(values.read_text())["rows"]:
+                    if row["read"] == "B slower":
+                        low, high = row["interval"]
+                        slower.append(f"{impl.name} {workload} {row['level']} {row['median']:.3f} "
+                                      f"[{low:.3f}, {high:.3f}] ({pairs} pairs)")
+    return failed, slower
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--old", type=Path, required=True, help="the baseline's checkout, built (make -C OLD build)")
@@ -76,29 +105,8 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--old and --new are the same checkout")
     if opts.json_dir and (problem := rawfile.unwritable(opts.json_dir)):
         p.error(f"--json-dir: {problem}")
-    out = opts.json_dir or Path(tempfile.mkdtemp(prefix="compare-trees-"))
-    failed, slower = [], []
-    for impl in impls:
-        a, b = impl.command(root=old), impl.command(root=new)
-        why = absent(a, impl) or absent(b, impl)
-        if why:
-            print(f"skip: {impl.name} ({why})", flush=True)
-            continue
-        pairs = opts.slow_pairs if impl.slow or impl.rounds else opts.pairs
-        for workload, levels in cells(impl):
-            print(f"== {impl.name} {workload}", flush=True)
-            values = out / f"{impl.name}-{workload}.json"
-            status = compare.main(["--a", shlex.join(a), "--b", shlex.join(b), "--workloads", workload,
-                                   "--levels", ",".join(levels), "--pairs", str(pairs),
-                                   "--min-time", str(opts.min_time), "--json", str(values)])
-            if status != 0:
-                failed.append(f"{impl.name} {workload}")
-            if values.exists():
-                for row in json.loads(values.read_text())["rows"]:
-                    if row["read"] == "B slower":
-                        low, high = row["interval"]
-                        slower.append(f"{impl.name} {workload} {row['level']} {row['median']:.3f} "
-                                      f"[{low:.3f}, {high:.3f}] ({pairs} pairs)")
+    with tempfile.TemporaryDirectory(prefix="compare-trees-") as scratch:
+        failed, slower = compare_all(impls, old, new, opts.json_dir or Path(scratch), opts)
     print(f"slower (B over A, the interval above 1.00): {'; '.join(slower) if slower else 'none'}")
     if failed:
         print(f"FAILED: {', '.join(failed)}")
