@@ -40,7 +40,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from harness.options import (CI, FULL, iters_int, name_list, ops_int, positive_float, positive_int,  # noqa: E402
-                             seed_int, threads_int)
+                             registry_file, seed_int, threads_int)
 from harness.session import bench  # noqa: E402
 from impls import DEFAULT, LEVEL_ORDER, WORKLOAD_LEVELS, WORKLOADS  # noqa: E402
 
@@ -86,8 +86,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--cpu", help="the Makefile's CPU: native, x86-64-v2, x86-64-v3 or x86-64-v4 "
                    "(default: the Makefile's, native)")
     p.add_argument("--no-build", action="store_true", help="use what is built; run no make")
-    p.add_argument("--registry", type=Path, help="a JSON list of implementations replacing the "
-                   "built-in one (scripts/impls.py's fields)")
+    p.add_argument("--registry", type=registry_file, metavar="FILE", help="a JSON list of implementations "
+                   "replacing the built-in one (scripts/impls.py's fields)")
     p.add_argument("--ci", action="store_true", help="the CI timing job: no peers, the graph at v2 and v3, then "
                    "the budgets (adjacent pairs of runs, instruction counts); exit 1 on a breach")
     p.add_argument("--no-strict", dest="strict", action="store_false",

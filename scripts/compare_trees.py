@@ -29,8 +29,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import compare  # noqa: E402
 from harness import ROOT, rawfile  # noqa: E402
-from harness.options import name_list, positive_float, positive_int  # noqa: E402
-from impls import DEFAULT, WORKLOAD_LEVELS, Impl, load_registry  # noqa: E402
+from harness.options import name_list, positive_float, positive_int, registry_file  # noqa: E402
+from impls import DEFAULT, WORKLOAD_LEVELS, Impl  # noqa: E402
 
 
 def absent(command: list[str], impl: Impl) -> str | None:
@@ -88,9 +88,10 @@ def main(argv: list[str] | None = None) -> int:
                    help="pairs for interpreted and slow-starting programs (default 9)")
     p.add_argument("--min-time", type=positive_float, default=0.2, help="seconds a run lasts at least (0.2)")
     p.add_argument("--json-dir", type=Path, help="also write each comparison's values as IMPL-WORKLOAD.json here")
-    p.add_argument("--registry", type=Path, help="a JSON list of implementations replacing the built-in one")
+    p.add_argument("--registry", type=registry_file, metavar="FILE",
+                   help="a JSON list of implementations replacing the built-in one")
     opts = p.parse_args(argv)
-    registry = load_registry(opts.registry) if opts.registry else DEFAULT
+    registry = DEFAULT if opts.registry is None else opts.registry
     impls = [i for i in registry if i.kind != "peer"]
     if opts.impls:
         unknown = [n for n in opts.impls if n not in {i.name for i in impls}]

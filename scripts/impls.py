@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 
 from harness import ROOT
@@ -139,6 +139,50 @@ DEFAULT: list[Impl] = [
 ]
 
 
+KINDS = ("codon", "port", "peer")
+# What each of Impl's annotations allows in a registry file: the JSON values' types, and how to say it.
+_JSON_TYPES = {"str": ((str,), "a string"), "str | None": ((str, type(None)), "a string or null"),
+               "int": ((int,), "an integer"), "int | None": ((int, type(None)), "an integer or null"),
+               "bool": ((bool,), "true or false"), "list[str]": ((list,), "a list of strings")}
+
+
+def _entry(k: int, entry: object) -> Impl:
+    """One registry entry as an Impl; ValueError saying what is wrong with it."""
+    if not isinstance(entry, dict):
+        raise ValueError(f"entry {k} is {type(entry).__name__}, not an object")
+    where = f"entry {k} ({entry.get('name', 'no name')!r})" if isinstance(entry.get("name"), str) else f"entry {k}"
+    known = {f.name: f for f in fields(Impl)}
+    unknown = [key for key in entry if key not in known]
+    if unknown:
+        raise ValueError(f"{where}: unknown field(s) {', '.join(map(str, unknown))}; Impl's are {', '.join(known)}")
+    needed = [f.name for f in known.values() if f.default is MISSING and f.default_factory is MISSING]
+    if absent := [name for name in needed if name not in entry]:
+        raise ValueError(f"{where}: missing field(s) {', '.join(absent)}")
+    for key, value in entry.items():
+        types, said = _JSON_TYPES[known[key].type]
+        ok = isinstance(value, types) and not (isinstance(value, bool) and bool not in types)   # JSON true is no int
+        if not ok or (isinstance(value, list) and not all(isinstance(x, str) for x in value)):
+            raise ValueError(f"{where}: {key} is {json.dumps(value)}, not {said}")
+    if entry["kind"] not in KINDS:
+        raise ValueError(f"{where}: kind {entry['kind']!r} is not one of {', '.join(KINDS)}")
+    for key in ("levels", "graph_levels", "gpu_levels"):
+        if bad := [lv for lv in entry.get(key, []) if lv not in LEVEL_ORDER]:
+            raise ValueError(f"{where}: {key}: unknown level(s) {', '.join(bad)}; levels are {', '.join(LEVEL_ORDER)}")
+    return Impl(**entry)
+
+
 def load_registry(path: Path) -> list[Impl]:
-    """Implementations from a JSON list of objects with Impl's field names."""
-    return [Impl(**entry) for entry in json.loads(path.read_text())]
+    """Implementations from a JSON list of objects with Impl's field names (those without a default
+    required); ValueError, naming the file, where it cannot be read or is not such a list."""
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError) as e:
+        raise ValueError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: not JSON ({e.msg}, line {e.lineno})") from None
+    if not isinstance(doc, list) or not doc:
+        raise ValueError(f"{path}: not a JSON list of implementations")
+    try:
+        return [_entry(k, entry) for k, entry in enumerate(doc)]
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None

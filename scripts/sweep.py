@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from harness.options import (iters_int, name_list, ops_list, positive_float, positive_int,  # noqa: E402
-                             seed_int, threads_int)
+                             registry_file, seed_int, threads_int)
 from harness.sweep import REPEATS, SIZES, defaults, sweep  # noqa: E402
 from impls import WORKLOAD_LEVELS  # noqa: E402
 
@@ -56,7 +56,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--build-dir", default="build", help="the Makefile's BUILD (default build)")
     p.add_argument("--cpu", help="the Makefile's CPU (default: the Makefile's, native)")
     p.add_argument("--no-build", action="store_true", help="use what is built; run no make")
-    p.add_argument("--registry", type=Path, help="a JSON list of implementations replacing the built-in one")
+    p.add_argument("--registry", type=registry_file, metavar="FILE",
+                   help="a JSON list of implementations replacing the built-in one")
     p.add_argument("--no-strict", dest="strict", action="store_false",
                    help="exit 0 even when an implementation failed (failures are still reported)")
     args = p.parse_args(argv)

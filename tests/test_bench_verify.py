@@ -185,6 +185,61 @@ def test_what_every_program_would_refuse_or_an_unwritable_folder_stops_the_run_b
         assert not (tmp_path / "calls.log").exists() and not list(tmp_path.glob("results/*/*/*")), args
 
 
+# A registry file that is missing, not JSON, not a list, or has an entry Impl cannot be made from.
+BAD_REGISTRIES = {"missing": None, "not-json": "[{", "object": "{}", "empty": "[]", "number": "[1]",
+                  "name-only": '[{"name": "x"}]',
+                  "unknown-field": '[{"name": "x", "argv": ["a"], "kind": "port", "label": "x", "levels": ["v2"], '
+                                   '"colour": "red"}]',
+                  "wrong-type": '[{"name": "x", "argv": "a", "kind": "port", "label": "x", "levels": ["v2"]}]',
+                  "unknown-kind": '[{"name": "x", "argv": ["a"], "kind": "plugin", "label": "x", "levels": ["v2"]}]',
+                  "unknown-level": '[{"name": "x", "argv": ["a"], "kind": "port", "label": "x", "levels": ["v9"]}]'}
+
+
+@pytest.mark.parametrize("script", ["bench.py", "sweep.py", "compare_trees.py"])
+def test_a_missing_or_malformed_registry_is_one_error_line_before_anything_runs(tmp_path, script):
+    """--registry naming no file, or a file that is no JSON list of Impl's fields, was a traceback (a
+    FileNotFoundError, a TypeError from Impl(**entry)) once the run had started: it is refused as the command
+    line is parsed, one error line naming the file, exit 2."""
+    built = tmp_path / "built"
+    (built / "build").mkdir(parents=True)
+    extra = ["--old", str(built)] if script == "compare_trees.py" else \
+        ["--no-build", "--results-dir", str(tmp_path / "results")]
+    for name, text in BAD_REGISTRIES.items():
+        registry = tmp_path / f"{name}.json"
+        if text is not None:
+            registry.write_text(text)
+        proc = subprocess.run([sys.executable, str(ROOT / "scripts" / script), "--registry", str(registry), *extra],
+                              capture_output=True, text=True, timeout=60, cwd=ROOT)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, (name, proc.stderr)
+        (line,) = proc.stderr.strip().splitlines()[-1:]
+        assert line.startswith(f"{script}: error: argument --registry: ") and str(registry) in line, (name, line)
+        assert proc.stdout == "" and not (tmp_path / "results").exists(), name
+
+
+def test_the_registry_loader_says_what_is_wrong(tmp_path):
+    """impls.load_registry raises ValueError (the one error every caller turns into its error line) saying
+    which entry and field is wrong."""
+    from impls import load_registry
+    said = {}
+    for name, text in BAD_REGISTRIES.items():
+        path = tmp_path / f"{name}.json"
+        if text is not None:
+            path.write_text(text)
+        with pytest.raises(ValueError) as e:
+            load_registry(path)
+        said[name] = str(e.value).removeprefix(f"{path}: ")
+    assert said["missing"] == f"cannot read {tmp_path / 'missing.json'}: No such file or directory"
+    assert said["name-only"] == "entry 0 ('x'): missing field(s) argv, kind, label, levels"
+    assert said["wrong-type"] == 'entry 0 (\'x\'): argv is "a", not a list of strings'
+    assert said["unknown-field"].startswith("entry 0 ('x'): unknown field(s) colour; Impl's are name, argv")
+    assert said["unknown-kind"] == "entry 0 ('x'): kind 'plugin' is not one of codon, port, peer"
+    assert said["unknown-level"].startswith("entry 0 ('x'): levels: unknown level(s) v9; levels are v0")
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps([fake("good", rounds=3)]))
+    (impl,) = load_registry(good)
+    assert impl.name == "good" and impl.rounds == 3 and impl.graph_levels == []
+
+
 def test_a_results_file_that_cannot_be_written_at_the_end_is_an_error_line(tmp_path, monkeypatch, capsys):
     """The folder was checked at the start; a write that still fails (a full disk) ends the run with one error
     line and exit 1, not a traceback."""

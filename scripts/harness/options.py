@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
+from pathlib import Path
 
 from harness.contract import MAX_ITERS, MAX_OPS, MAX_THREADS
-from impls import WORKLOAD_LEVELS, WORKLOADS
+from impls import WORKLOAD_LEVELS, WORKLOADS, Impl, load_registry
 
 
 @dataclass(frozen=True)
@@ -89,3 +90,12 @@ def name_list(text: str) -> list[str]:
     if not names:
         raise argparse.ArgumentTypeError("needs at least one name")
     return names
+
+
+def registry_file(text: str) -> list[Impl]:
+    """argparse type: a registry file's implementations (impls.load_registry), read while the command line is
+    parsed, so that a missing or malformed file is refused before anything runs."""
+    try:
+        return load_registry(Path(text))
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None

@@ -21,7 +21,7 @@ from harness.processes import log
 from harness.state import ImplState, ImplStatus, Pair, make_pairs, thread_counts
 from harness.timing import compare_paired, short_runs, summarise, time_all
 from harness.verify import cross_check, verify_all
-from impls import DEFAULT, LEVEL_ORDER, Impl, load_registry
+from impls import DEFAULT, LEVEL_ORDER, Impl
 
 
 @dataclass
@@ -43,7 +43,7 @@ class Run:
 
 def chosen(opts: argparse.Namespace) -> list[Impl] | None:
     """The implementations to run; None (after an error line) when --impls names one the registry lacks."""
-    registry = load_registry(opts.registry) if opts.registry else DEFAULT
+    registry = DEFAULT if opts.registry is None else opts.registry      # --registry: read as it was parsed
     names = [i.name for i in registry]
     if opts.impls:
         unknown = [n for n in opts.impls if n not in names]
