@@ -3,18 +3,18 @@
 
     python scripts/ci_trials.py --runs 10                    # 10 consecutive make bench-ci
     python scripts/ci_trials.py --sabotage v4-one-thread-c --sabotage-runs 3
-    python scripts/ci_trials.py --runs 10 --sabotage all     # both, as the figures beside the budgets
+    python scripts/ci_trials.py --runs 10 --sabotage all     # both, as docs/benchmarking.md's trials
     python scripts/ci_trials.py --runs 10 --neighbour        # while another process holds one CPU
 
 A run of the plain series must pass; a run of a sabotaged build must fail. A sabotage is a
 copy of the repository's files (tracked and untracked, not ignored) with a few exact source
 edits (SABOTAGES), built in the copy (its .venv a link to this one's) and timed there with
 `make bench-ci`, only the implementations it concerns. An edit that no longer matches its
-source is an error, never a silent pass.
+source (its text not exactly once in its file) is an error before any run, never a silent pass.
 
 Writes results/ci-trials/<machine slug>/<date>.json: every run's exit status and budget
 verdicts (the values each was judged on), and per budget the range of medians and values over
-the plain series: the figures written beside the budgets in scripts/harness/budgets.py. Run it on an idle
+the plain series: the figures docs/benchmarking.md gives for the budgets' limits. Run it on an idle
 machine: other processes make the budgets skip, and such a run is counted as `skipped`.
 --neighbour runs the plain series beside a process of its own that keeps one CPU busy: there
 the v4 budgets must skip, saying why, and the rest must still pass.
@@ -36,27 +36,44 @@ import machine  # noqa: E402
 from harness import ROOT, rawfile  # noqa: E402
 from harness.processes import git  # noqa: E402
 
-# name -> (implementations timed, [(file, text, replacement)]): each text must occur in its file.
+# name -> (implementations timed, [(file, text, replacement)]): each text occurs exactly once in its
+# file (checked before any run: stale_edits).
 SABOTAGES: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
-    # v4 asked for 2 threads doing the work of one: the same ranges, all on the calling thread.
+    # v4 asked for 2 threads doing the work of one: the same ranges, all on the calling thread. Codon
+    # and C: a team of one OpenMP thread. Zig and Rust: no worker thread started, so each range runs
+    # on the calling thread, as when a thread cannot be started.
     "v4-one-thread-codon": ("codon", [
-        ("softplus/threads.codon", "@par(num_threads=threads,", "@par(num_threads=1,"),
-        ("graph/threads.codon", "@par(num_threads=threads,", "@par(num_threads=1,")]),
+        ("core/threads.codon", "@par(num_threads=threads,", "@par(num_threads=1,")]),
     "v4-one-thread-c": ("c", [
-        ("ports/c/softplus/threads.c", "num_threads(threads)", "num_threads(1)"),
-        ("ports/c/graph/threads.c", "num_threads(threads)", "num_threads(1)")]),
+        ("ports/c/softplus/threads.c", "num_threads(team)", "num_threads(1)"),
+        ("ports/c/graph/threads.c", "num_threads(team)", "num_threads(1)")]),
     "v4-one-thread-zig": ("zig", [
-        ("ports/zig/softplus/threads.zig", "handles[t] = std.Thread.spawn(.{ .stack_size = 1 << 20 }, v4_worker, "
-         ".{ seed, n, t * nb / t_count, (t + 1) * nb / t_count, &partial[t] }) catch null;", "handles[t] = null;")]),
+        ("ports/zig/core/threads.zig", "handles[t] = std.Thread.spawn(",
+         "handles[t] = if (true) null else std.Thread.spawn(")]),
     "v4-one-thread-rust": ("rust", [
-        ("ports/rust/softplus/threads.rs", "let t_count = threads.max(1) as u64;",
-         "let t_count = 1u64 + 0 * threads as u64;")]),
+        ("ports/rust/core/threads.rs", "std::thread::Builder::new().spawn_scoped(scope, move || work(first, end))",
+         'if true { Err(std::io::Error::other("sabotage")) } '
+         "else { std::thread::Builder::new().spawn_scoped(scope, move || work(first, end)) }")]),
     # A wrong constant: splitmix64's increment one off; every sum changes, verification must fail.
     "c-wrong-constant": ("c", [("ports/c/core/rng.c", "0x9E3779B97F4A7C15", "0x9E3779B97F4A7C16")]),
     # The graph's lane loops left to gcc without `omp simd` (it unrolls them to scalar libm calls).
     "c-graph-scalar-lanes": ("c", [("ports/c/graph/simd.c", '#define LANE_LOOP _Pragma("omp simd")',
                                     "#define LANE_LOOP")]),
 }
+
+
+def stale_edits(name: str, root: Path | None = None) -> list[str]:
+    """The edits of sabotage `name` that do not match the files under root (default ROOT), one line each:
+    an edit's text must occur exactly once in its file, or the sabotaged build would not be the fault the
+    sabotage names."""
+    root = root or ROOT
+    stale = []
+    for path, text, _ in SABOTAGES[name][1]:
+        found = (root / path).read_text().count(text) if (root / path).is_file() else None
+        if found != 1:
+            where = f"{path} does not exist" if found is None else f"{text!r} occurs {found} times in {path}"
+            stale.append(f"sabotage {name}: {where}")
+    return stale
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -75,6 +92,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     unknown = [s for s in args.sabotage if s not in SABOTAGES]
     if unknown:
         p.error(f"unknown sabotage(s) {', '.join(unknown)}; known: {', '.join(SABOTAGES)}")
+    # Before any run: a stale edit found only when the sabotages' turn comes would lose the plain series.
+    if stale := [line for name in args.sabotage for line in stale_edits(name)]:
+        p.error("; ".join(stale) + "; update SABOTAGES")
     if args.runs < 0 or args.sabotage_runs < 1:
         p.error("--runs must be at least 0 and --sabotage-runs at least 1")
     if not args.runs and not args.sabotage:
@@ -123,11 +143,10 @@ def sabotaged_tree(name: str, where: Path) -> Path:
             (tree / f).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / f, tree / f)
     (tree / ".venv").symlink_to(ROOT / ".venv")           # the toolchains, not installed again
+    if stale := stale_edits(name, tree):           # the tree changed since parse_args checked it
+        raise SystemExit("error: " + "; ".join(stale) + "; update SABOTAGES")
     for path, text, replacement in SABOTAGES[name][1]:
-        source = (tree / path).read_text()
-        if text not in source:
-            raise SystemExit(f"error: sabotage {name}: {text!r} is not in {path} any more; update SABOTAGES")
-        (tree / path).write_text(source.replace(text, replacement))
+        (tree / path).write_text((tree / path).read_text().replace(text, replacement))
     return tree
 
 

@@ -27,7 +27,8 @@ class Budget:
     kind "busy": the subject's process CPU time over its wall time, one value per run: how many
     of its threads were busy at once, on average; the median must stay >= limit.
     kind "instructions": the subject's instructions per sample over the baseline's, counted by
-    callgrind (one value; see COUNT_CPU for how repeatable); it must stay <= limit.
+    callgrind (one value, repeatable: see the "CI instruction budgets" comment above COUNT_CPU); it must
+    stay <= limit.
     A budget is breached only when the 95% interval of that median lies wholly past the limit.
     """
     subject: tuple[str, str]
