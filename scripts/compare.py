@@ -28,30 +28,42 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import ROOT, analysis, rawfile  # noqa: E402
-from harness.calibrate import next_iters  # noqa: E402
-from harness.contract import SUM_KEYS, tolerance  # noqa: E402
+from harness.calibrate import calibration  # noqa: E402
+from harness.contract import SUM_KEYS, parse_record, tolerance  # noqa: E402
 from harness.options import name_list, ops_int, positive_float, positive_int, seed_int, threads_int  # noqa: E402
 from impls import BASELINES, LEVELS, WORKLOAD_LEVELS, WORKLOADS  # noqa: E402
 
 
 def run(program: list[str], workload: str, level: str, n: int, opts: argparse.Namespace) -> dict:
-    """One run's JSON record; raises RuntimeError with the program's error line on a failure."""
+    """One run's JSON record, checked against the contract (contract.parse_record); raises RuntimeError with
+    the program's error line where it cannot start, times out, exits non-zero or prints something else."""
+    expected = {"workload": workload, "level": level, "iters": n, "seed": opts.seed} \
+        | ({"ops": opts.ops} if workload == "graph" else {})
     argv = program + (["--workload", "graph", "--ops", str(opts.ops)] if workload == "graph" else []) \
         + ["--level", level, "--iters", str(n), "--seed", str(opts.seed), "--json"] \
         + (["--threads", str(opts.threads)] if level == "v4" and opts.threads else [])
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=opts.timeout, cwd=ROOT)
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=opts.timeout, cwd=ROOT)
+    except OSError as e:
+        raise RuntimeError(f"{shlex.join(argv)}: cannot run it: {e.strerror}") from None
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"{shlex.join(argv)}: timed out after {opts.timeout:g} s (--timeout)") from None
     if proc.returncode != 0:
         raise RuntimeError(f"{shlex.join(argv)}: exit {proc.returncode}: {proc.stderr.strip()[:200]}")
-    return json.loads(proc.stdout)
+    try:
+        return parse_record(proc.stdout, expected)
+    except ValueError as e:
+        raise RuntimeError(f"{shlex.join(argv)}: bad output: {e}") from None
 
 
 def calibrate(program: list[str], workload: str, level: str, opts: argparse.Namespace) -> int:
-    n = 1
-    while True:
-        seconds = run(program, workload, level, n, opts)["seconds"]
-        if seconds >= opts.min_time:
-            return n
-        n = next_iters(n, seconds, opts.min_time)
+    """A's N for a cell, by the harness's one rule (harness.calibrate.calibration); RuntimeError where a run
+    fails, or where A's runs still last less than --min-time at the most N the programs take."""
+    n, rec, _ = calibration(lambda n: run(program, workload, level, n, opts), 1, opts.min_time)
+    if rec["seconds"] < opts.min_time:
+        raise RuntimeError(f"{shlex.join(program)}: {workload} {level} still lasts {rec['seconds']:g} s at "
+                           f"N = {n:,}, the most a program takes (contract §4), short of --min-time {opts.min_time:g}")
+    return n
 
 
 def missing(program: list[str]) -> bool:
@@ -126,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
                 if got["a"]["seconds"] > 0:
                     ratios[cell].append(got["b"]["seconds"] / got["a"]["seconds"])
             print(f"[round {rnd}/{opts.pairs}] done", file=sys.stderr, flush=True)
-    except (RuntimeError, subprocess.TimeoutExpired) as e:
+    except RuntimeError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     print(f"B / A, timed-region seconds, median of {opts.pairs} adjacent pairs [95% interval]   "

@@ -24,66 +24,93 @@ time at v0-v3, its wall time at v4. The table shows each cell's median ratio (be
 marked `≈` (a tie) where the median's distribution-free interval (analysis.paired_reading) holds 1.00. It is
 a quick look; the last line points to `make bench`, which ranks every implementation with 95% intervals.
 
-Exit status: 0; 1 when a comparison's sums disagree or one of its runs fails (after the whole table);
-2 for bad usage.
+Exit status: 0; 1 when a comparison's sums disagree or one of its runs fails (after the whole table), or when
+a run of the ladder fails (exits non-zero, hangs past --timeout, prints no contract record, or still lasts less
+than --min-time at the most N a program takes: one `error:` line, and it stops there); 2 for bad usage.
 """
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
+import shlex
 import subprocess
 import sys
 from dataclasses import dataclass
 
 from harness import analysis
 from harness.build import missing_paths
-from harness.calibrate import next_iters
-from harness.contract import disagreement, sums_of, tolerance
+from harness.calibrate import calibration
+from harness.contract import disagreement, parse_record, sums_of, tolerance
 from harness.options import name_list, positive_float, positive_int
 from harness.state import Pair, run_pair
 from impls import DEFAULT, GPU_LEVELS, LEVELS, WORKLOAD_LEVELS, Impl, ranking_clock
 from harness.rundata import TIE
 
-WORKLOADS = {  # workload: (extra arguments, levels, first count to try)
+LADDER = {  # workload: (extra arguments, levels, first count to try)
     "softplus": ([], LEVELS + GPU_LEVELS, 100_000),
     "graph": (["--workload", "graph"], [lv for lv in LEVELS if lv in WORKLOAD_LEVELS["graph"]], 16),
 }
 
 
-def refusal(program: str, level: str) -> str:
+def ladder_run(argv: list[str], timeout: float, check: bool = True) -> subprocess.CompletedProcess:
+    """One run of the ladder's program (--program); RuntimeError where it cannot start, times out or
+    (check) exits non-zero."""
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    except OSError as e:
+        raise RuntimeError(f"{shlex.join(argv)}: cannot run it: {e.strerror}") from None
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"{shlex.join(argv)}: timed out after {timeout:g} s (--timeout)") from None
+    if check and proc.returncode != 0:
+        raise RuntimeError(f"{shlex.join(argv)}: exit status {proc.returncode}: {proc.stderr.strip()[:200]}")
+    return proc
+
+
+def refusal(program: str, level: str, timeout: float) -> str:
     """Why the program refuses a GPU level here (its error line), or '' when it runs it."""
-    proc = subprocess.run([program, "--level", level, "--iters", "1", "--json"], capture_output=True, text=True)
+    proc = ladder_run([program, "--level", level, "--iters", "1", "--json"], timeout, check=False)
     if proc.returncode == 2 and proc.stderr.startswith(f"error: --level {level} needs"):
         return proc.stderr.strip()[len("error: "):]
     return ""
 
 
-def calibrated(program: str, args: list[str], level: str, start: int, min_time: float) -> dict:
-    """The JSON record of the first run, doubling from `start` samples, that lasts min_time seconds."""
-    n = start
-    while True:
-        out = subprocess.run([program, *args, "--level", level, "--iters", str(n), "--json"],
-                             capture_output=True, text=True, check=True).stdout
-        record = json.loads(out)
-        if record["seconds"] >= min_time:
-            return record
-        n = next_iters(n, record["seconds"], min_time)
+def calibrated(program: str, args: list[str], level: str, start: int, min_time: float, timeout: float) -> dict:
+    """The JSON record of the first run, from `start` samples by the harness's one rule
+    (harness.calibrate.calibration), that lasts min_time seconds; RuntimeError where a run fails, prints
+    no contract record, or still lasts less at the most N the programs take."""
+    workload = "graph" if "graph" in args else "softplus"
+
+    def one(n: int) -> dict:
+        argv = [program, *args, "--level", level, "--iters", str(n), "--json"]
+        try:
+            return parse_record(ladder_run(argv, timeout).stdout, {"workload": workload, "level": level, "iters": n})
+        except ValueError as e:
+            raise RuntimeError(f"{shlex.join(argv)}: bad output: {e}") from None
+    n, record, _ = calibration(one, start, min_time)
+    if record["seconds"] < min_time:
+        raise RuntimeError(f"{program}: {workload} {level} still lasts {record['seconds']:g} s at N = {n:,}, "
+                           f"the most a program takes (contract §4), short of {min_time:g} s")
+    return record
 
 
-def shown_run(program: str, args: list[str], record: dict) -> tuple[str, str, float]:
+def shown_run(program: str, args: list[str], record: dict, timeout: float) -> tuple[str, str, float]:
     """The program's own header and text row for a run at this record's N, and that row's ns/iter."""
-    out = subprocess.run([program, *args, "--level", record["level"], "--iters", str(record["iters"])],
-                         capture_output=True, text=True, check=True).stdout.splitlines()
-    header, line = out[0], out[1]
-    return header, line, float(line.split()[header.split().index("ns/iter")])
+    argv = [program, *args, "--level", record["level"], "--iters", str(record["iters"])]
+    out = ladder_run(argv, timeout).stdout.splitlines()
+    try:
+        header, line = out[0], out[1]
+        header.index("vs v0")
+        return header, line, float(line.split()[header.split().index("ns/iter")])
+    except (IndexError, ValueError):
+        raise RuntimeError(f"{shlex.join(argv)}: bad output: not the contract's table "
+                           f"(a header with ns/iter and vs v0, then a row): {out[:2]!r}") from None
 
 
 def with_vs_v0(header: str, line: str, ns: float, v0_ns: float | None) -> str:
     """The row with its "vs v0" cell set to v0's ns per sample over this row's."""
     start = header.index("vs v0") - 3   # the column is right-aligned: "   vs v0" ends where it ends
-    cell = f"{v0_ns / ns:.1f}x" if v0_ns else "-"
+    cell = f"{v0_ns / ns:.1f}x" if v0_ns and ns else "-"
     width = len("vs v0") + 3
     return line[:start] + cell.rjust(width) + line[start + width:]
 
@@ -110,11 +137,11 @@ def plural(n: int, noun: str) -> str:
     return f"{n} {noun}{'s' * (n != 1)}"
 
 
-def comparison_iters(program: str, args: list[str], record: dict, run_time: float) -> int:
+def comparison_iters(program: str, args: list[str], record: dict, run_time: float, timeout: float) -> int:
     """The N a cell is compared at: the ladder's calibrated N (record), halved while a run still lasts
     run_time; where the ladder's run was shorter, calibrated on up from it by the same rule."""
     if record["seconds"] < run_time:
-        record = calibrated(program, args, record["level"], record["iters"], run_time)
+        record = calibrated(program, args, record["level"], record["iters"], run_time, timeout)
     n, seconds = record["iters"], record["seconds"]
     while n % 2 == 0 and seconds / 2 >= run_time:
         n, seconds = n // 2, seconds / 2
@@ -171,10 +198,10 @@ def compare(opts: argparse.Namespace, records: dict[tuple[str, str], dict]) -> i
         print(MAKE_BENCH)
         return 0
     run_opts = argparse.Namespace(build_dir=build, seed=SEED, timeout=opts.timeout)
-    keys = [(w, lv) for w in WORKLOADS for lv in LEVELS if (w, lv) in records]
+    keys = [(w, lv) for w in LADDER for lv in LEVELS if (w, lv) in records]
     cells = []
     for w, lv in keys:
-        n = comparison_iters(opts.program, WORKLOADS[w][0], records[(w, lv)], opts.run_time)
+        n = comparison_iters(opts.program, LADDER[w][0], records[(w, lv)], opts.run_time, opts.timeout)
         codon = Impl(records[(w, lv)]["impl"], [program], "codon", "Codon (this project)", LEVELS)
         ops = records[(w, lv)].get("ops", 0)
         cells += [Cell(w, lv, impl, Pair(codon, w, lv, ops=ops, iters=n), Pair(impl, w, lv, ops=ops, iters=n),
@@ -226,6 +253,26 @@ def compare(opts: argparse.Namespace, records: dict[tuple[str, str], dict]) -> i
     return 1 if failed else 0
 
 
+def ladder(opts: argparse.Namespace) -> dict[tuple[str, str], dict]:
+    """1. Every level of both workloads, calibrated then shown; the calibrated records by (workload, level)."""
+    records = {}
+    for workload, (args, levels, start) in LADDER.items():
+        v0_ns = None
+        for k, level in enumerate(levels):
+            why = refusal(opts.program, level, opts.timeout) if level in GPU_LEVELS else ""
+            if why:
+                print(f"skip: {level}: {why}", flush=True)
+                continue
+            record = calibrated(opts.program, args, level, start, opts.min_time, opts.timeout)
+            records[(workload, level)] = record
+            header, line, ns = shown_run(opts.program, args, record, opts.timeout)
+            v0_ns = ns if level == "v0" else v0_ns
+            if k == 0:
+                print(("" if workload == "softplus" else "\n") + header)
+            print(with_vs_v0(header, line, ns, v0_ns), flush=True)
+    return records
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--program", default="build/autograd", help="the Codon program (default build/autograd); "
@@ -240,27 +287,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shuffle-seed", type=int,
                         help="seed of the comparison's run order (default: random, printed)")
     parser.add_argument("--timeout", type=positive_float, default=60,
-                        help="seconds before a comparison run is killed as hung (default 60)")
+                        help="seconds before a run is killed as hung (default 60)")
     parser.add_argument("--no-compare", action="store_true", help="the ladder alone")
     opts = parser.parse_args(argv)
     if not (os.path.isfile(opts.program) and os.access(opts.program, os.X_OK)):
         parser.error(f"--program: no such program: {opts.program} (`make build` builds build/autograd)")
-    records = {}
-    for workload, (args, levels, start) in WORKLOADS.items():
-        v0_ns = None
-        for k, level in enumerate(levels):
-            why = refusal(opts.program, level) if level in GPU_LEVELS else ""
-            if why:
-                print(f"skip: {level}: {why}", flush=True)
-                continue
-            record = calibrated(opts.program, args, level, start, opts.min_time)
-            records[(workload, level)] = record
-            header, line, ns = shown_run(opts.program, args, record)
-            v0_ns = ns if level == "v0" else v0_ns
-            if k == 0:
-                print(("" if workload == "softplus" else "\n") + header)
-            print(with_vs_v0(header, line, ns, v0_ns), flush=True)
-    return 0 if opts.no_compare else compare(opts, records)
+    try:
+        records = ladder(opts)
+        return 0 if opts.no_compare else compare(opts, records)
+    except RuntimeError as e:                 # a run of --program failed: the ladder stops there
+        print(f"error: {e}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -65,6 +65,56 @@ def test_bad_usage_is_one_error_line_before_any_run(tmp_path):
         assert not log.exists(), args
 
 
+def zero_clock(path: Path) -> Path:
+    """A stand-in program whose clock is stuck: every softplus run reports 0 s, whatever N (no work done)."""
+    path.write_text(f"#!{sys.executable}\n"
+                    "import json, sys\n"
+                    "flags = [a for a in sys.argv[1:] if a != '--json']\n"
+                    "o = dict(zip(flags[::2], flags[1::2]))\n"
+                    "print(json.dumps({'impl': 'zero', 'workload': 'softplus', 'level': o['--level'], "
+                    "'iters': int(o['--iters']), 'seed': int(o.get('--seed', 42)), 'threads': 1, 'seconds': 0.0, "
+                    "'cpu_seconds': 0.0, 'ns_per_iter': 0.0, 'sum_f': 1.0, 'sum_dx': 1.0, 'sum_dy': 1.0}))\n")
+    path.chmod(0o755)
+    return path
+
+
+def test_a_program_that_prints_no_record_is_one_error_line(tmp_path):
+    """--a /bin/echo (its arguments back, not JSON) was a JSONDecodeError traceback at the first run: it is a
+    failed run, as one that exits non-zero is, one error line and exit 1."""
+    for program in ("/bin/echo", "/bin/true", f"{FAKE} garbage"):
+        proc = subprocess.run([sys.executable, str(ROOT / "scripts/compare.py"), "--a", program, "--b", program,
+                               "--levels", "v2", "--workloads", "softplus"], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 1 and "Traceback" not in proc.stderr, (program, proc.stderr)
+        (line,) = proc.stderr.strip().splitlines()
+        assert line.startswith("error: ") and "--level v2 --iters 1 --seed 42 --json: bad output: " in line, line
+
+
+def test_a_clock_stuck_at_zero_stops_calibrating_at_the_most_n(tmp_path):
+    """A program reporting 0 s for every run was calibrated for ever (compare.py's copy of the loop had no
+    bound); harness.calibrate.calibration stops at the programs' most N, and compare.py says so."""
+    zero = str(zero_clock(tmp_path / "zero"))
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts/compare.py"), "--a", zero, "--b", zero,
+                           "--levels", "v2", "--workloads", "softplus"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == (f"error: {zero}: softplus v2 still lasts 0 s at N = "
+                                                    "1,000,000,000,000, the most a program takes (contract §4), "
+                                                    "short of --min-time 0.1")
+
+
+def test_calibration_multiplies_n_up_to_the_bound_and_stops_there():
+    """The one calibration rule: N grows by the power of two a run's time says is missing (at most 1024 at
+    once), and a clock stuck at 0 ends at MAX_ITERS instead of running for ever."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from harness.calibrate import calibration
+    from harness.contract import MAX_ITERS
+    n, rec, steps = calibration(lambda n: {"seconds": n * 1e-6}, 1, 0.1)
+    assert (n, rec, [s for s, _ in steps]) == (131072, {"seconds": 0.131072}, [1, 1024, 131072])
+    n, rec, steps = calibration(lambda n: {"seconds": 0.0}, 1, 0.1)
+    assert n == MAX_ITERS and rec == {"seconds": 0.0} and len(steps) == 5
+    n, rec, steps = calibration(lambda n: None if n > 1 else {"seconds": 0.0}, 1, 0.1)
+    assert (n, rec, steps) == (1024, None, [[1, 0.0]])
+
+
 TREES = ROOT / "scripts" / "compare_trees.py"
 
 

@@ -131,3 +131,24 @@ def test_a_missing_program_or_no_minimum_time_is_bad_usage(tmp_path):
                               capture_output=True, text=True, timeout=60)
         assert proc.returncode == 2 and "Traceback" not in proc.stderr and not proc.stdout, (bad, proc.stderr)
         assert proc.stderr.strip().splitlines()[-1].startswith("run.py: error: "), (bad, proc.stderr)
+
+
+def test_a_program_that_prints_no_record_or_whose_clock_is_stuck_is_one_error_line(tmp_path):
+    """--program /bin/true (no output) was a JSONDecodeError traceback, a program exiting non-zero a
+    CalledProcessError one, and one whose every run reports 0 s was calibrated for ever (run.py's copy of
+    the loop had no bound). Each is a failed run: one error line and exit 1, the ladder stopped there."""
+    from test_compare import zero_clock
+    (tmp_path / "fails").write_text("#!/bin/sh\necho 'error: out of sorts' >&2\nexit 3\n")
+    (tmp_path / "fails").chmod(0o755)
+    zero = zero_clock(tmp_path / "zero")
+    for program, said in (("/bin/true", "/bin/true --level v0 --iters 100000 --json: bad output: expected one "
+                                        "JSON line, got 0"),
+                          (str(tmp_path / "fails"), "--level v0 --iters 100000 --json: exit status 3: error: out of "
+                                                    "sorts"),
+                          (str(zero), f"{zero}: softplus v0 still lasts 0 s at N = 1,000,000,000,000, the most a "
+                                      "program takes (contract §4), short of 0.25 s")):
+        proc = subprocess.run([sys.executable, str(ROOT / "scripts/run.py"), "--program", program],
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 1 and "Traceback" not in proc.stderr, (program, proc.stderr)
+        (line,) = proc.stderr.strip().splitlines()
+        assert line.startswith("error: ") and said in line, (program, line)
