@@ -22,27 +22,31 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness import ROOT, rawfile  # noqa: E402
+from harness import ROOT, rawfile, sweepdata  # noqa: E402
 from harness.blocks import fill_files, sweep_report  # noqa: E402
 from harness.charts import CHARTS, charts  # noqa: E402
+from harness.options import readable_file  # noqa: E402
 from harness.pages import machine_page, markdown, page_name  # noqa: E402
 from harness.rundata import Data, every_machines_runs, shown_path  # noqa: E402
+
+
+LATEST = Path("latest")      # --sweep without RAW: the newest sweep under results/sweep/
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line."""
     p = argparse.ArgumentParser(description="Write results/README.md and charts from raw benchmark files.")
-    p.add_argument("raw", nargs="*", type=Path,
-                   help="raw results files (default: every results/raw/<machine>/*.json.gz, each machine's "
-                        "latest for its section)")
+    p.add_argument("raw", nargs="*", type=readable_file,
+                   help="raw results files (default: every raw/<machine>/*.json.gz under --out's folder, "
+                        "results/ unless given; each machine's latest for its section)")
     p.add_argument("--out", type=Path, help="output directory (default results/; with --sweep, the raw file's "
                                             "folder, its charts named after it)")
     p.add_argument("--no-charts", action="store_true", help="write the markdown only (no matplotlib needed)")
-    p.add_argument("--sweep", type=Path, metavar="RAW", nargs="?", const=Path("latest"),
+    p.add_argument("--sweep", type=readable_file, metavar="RAW", nargs="?", const=LATEST,
                    help="instead: a size sweep's raw file (scripts/sweep.py; default the newest under "
                         "results/sweep/): print what it found and draw its charts beside it (<date>.png, "
                         "<date>-rss.png), or as sweep.png and sweep-rss.png into --out")
-    p.add_argument("--readme", type=Path, metavar="FILE", nargs="+",
+    p.add_argument("--readme", type=readable_file, metavar="FILE", nargs="+",
                    help="instead: regenerate each FILE's report blocks (`<!-- report.py: NAME from RAW -->` ... "
                         "`<!-- report.py: end -->`), each from the raw file it names, and the charts they show")
     return p.parse_args(argv)
@@ -54,7 +58,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.readme:
         return fill_files(args.readme, charts=not args.no_charts)
     if args.sweep:
-        return sweep_report(args.sweep, args.out, charts=not args.no_charts)
+        try:
+            raw = sweepdata.latest(ROOT / "results") if args.sweep is LATEST else args.sweep
+        except OSError as e:                            # no sweep run yet: nothing to report, not bad usage
+            print(f"error: {e}", file=sys.stderr)
+            return 1
+        return sweep_report(raw, args.out, charts=not args.no_charts)
     args.out = args.out or ROOT / "results"
     try:
         # Given files: those runs alone. Else every run kept, and each machine's latest for the tables.
@@ -63,9 +72,9 @@ def main(argv: list[str] | None = None) -> int:
         history = [d for group in read for d in group]
         runs = history if args.raw else [group[-1] for group in read]
         paths = [d.path for d in runs]
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError) as e:                  # a file named on the command line: bad input
         print(f"error: {e}", file=sys.stderr)
-        return 1
+        return 2 if args.raw else 1
     runs = [d for d in runs if d.ok]
     if not runs:
         print(f"error: {', '.join(shown_path(p) for p in paths)}: no successful timing to report", file=sys.stderr)

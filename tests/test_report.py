@@ -219,7 +219,37 @@ def test_report_without_raw_files_or_with_an_old_one_says_so(tmp_path):
     old.write_text(json.dumps({"schema": 1}))
     proc = subprocess.run([sys.executable, str(REPORT), str(old), "--out", str(tmp_path), "--no-charts"],
                           capture_output=True, text=True, timeout=60, cwd=ROOT)
-    assert proc.returncode == 1 and "schema 1, not 2" in proc.stderr
+    assert proc.returncode == 2 and "schema 1, not 2" in proc.stderr      # a file given: bad input
+
+
+def test_a_missing_file_given_on_the_command_line_is_bad_usage(tmp_path):
+    """A raw file, a --sweep RAW or a --readme FILE that is not there (or is a folder) was exit 1, as if a run
+    had nothing to report: it is bad input, one error line and exit 2, before anything is read or written."""
+    for args in ([str(tmp_path / "none.json.gz")], ["--sweep", str(tmp_path / "none.json.gz")],
+                 ["--readme", str(tmp_path / "none.md")], ["--readme", str(tmp_path)]):
+        proc = subprocess.run([sys.executable, str(REPORT), *args, "--out", str(tmp_path / "out"), "--no-charts"],
+                              capture_output=True, text=True, timeout=60, cwd=ROOT)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, (args, proc.stderr)
+        line = proc.stderr.strip().splitlines()[-1]
+        assert line.startswith("report.py: error: argument ") and f"cannot read {tmp_path}" in line, (args, line)
+        assert not (tmp_path / "out").exists(), args
+
+
+def test_the_newest_sweep_is_looked_for_under_results_whatever_out(tmp_path, monkeypatch, capsys):
+    """--sweep without RAW reads the newest sweep under results/sweep/, as its help says, also with --out
+    (which says where its charts go), not under OUT/sweep/."""
+    import report
+    from harness import blocks, sweepdata
+    asked = []
+
+    def latest(results: Path) -> Path:
+        asked.append(results)
+        raise FileNotFoundError(f"no sweep under {results / 'sweep'}")
+    monkeypatch.setattr(sweepdata, "latest", latest)
+    monkeypatch.setattr(blocks, "latest", latest)
+    assert report.main(["--sweep", "--out", str(tmp_path), "--no-charts"]) == 1
+    assert asked == [ROOT / "results"]
+    assert capsys.readouterr().err == f"error: no sweep under {ROOT / 'results' / 'sweep'}\n"
 
 
 def test_report_labels_a_graph_row_timed_at_other_ops_with_its_ops(tmp_path):

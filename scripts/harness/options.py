@@ -92,6 +92,15 @@ def name_list(text: str) -> list[str]:
     return names
 
 
+def readable_file(text: str) -> Path:
+    """argparse type: a file given on the command line that exists and can be read (bad input otherwise)."""
+    try:
+        Path(text).open("rb").close()
+    except OSError as e:
+        raise argparse.ArgumentTypeError(f"cannot read {text}: {e.strerror}") from None
+    return Path(text)
+
+
 def registry_file(text: str) -> list[Impl]:
     """argparse type: a registry file's implementations (impls.load_registry), read while the command line is
     parsed, so that a missing or malformed file is refused before anything runs."""
