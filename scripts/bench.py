@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from harness.options import (CI, FULL, iters_int, name_list, ops_int, positive_float, positive_int,  # noqa: E402
                              registry_file, seed_int, threads_int)
-from harness.session import bench  # noqa: E402
+from harness.session import bench, by_default  # noqa: E402
 from impls import DEFAULT, LEVEL_ORDER, WORKLOAD_LEVELS, WORKLOADS  # noqa: E402
 
 
@@ -50,8 +50,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         description="Build, verify, calibrate and time every implementation of the autograd benchmark, "
                     "and write results/raw/<machine>/<date>.json.gz (see scripts/report.py).")
-    p.add_argument("--impls", type=name_list, help="implementations to run, comma-separated "
-                   f"(default: all of {', '.join(i.name for i in DEFAULT)}; --ci: all but the peers)")
+    full, ci = ([i.name for i in DEFAULT if by_default(i, preset.peers, preset is CI)] for preset in (FULL, CI))
+    p.add_argument("--impls", type=name_list, help="implementations to run, comma-separated (default: all of "
+                   f"{', '.join(full)}; --ci: {', '.join(ci)}, the registry's entries marked ci, no peers)")
     p.add_argument("--levels", type=name_list, help=f"levels to run (default: all of {', '.join(LEVEL_ORDER)}; "
                    "a GPU level only where the program finds a device)")
     p.add_argument("--workloads", type=name_list, help=f"workloads (default {','.join(FULL.workloads)}; "

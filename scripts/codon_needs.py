@@ -118,5 +118,5 @@ def table(root: Path = ROOT) -> list[str]:
 
 
 if __name__ == "__main__":
-    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()   # --help, and bad usage refused
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()   # --help, and bad usage refused
     sys.stdout.write("\n".join(table()))

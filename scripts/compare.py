@@ -86,7 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--a", required=True, help="the baseline's command (shell words), e.g. build-old/autograd-c")
     p.add_argument("--b", required=True, help="the command compared with it")
-    p.add_argument("--workloads", type=name_list, default=list(WORKLOADS))
+    p.add_argument("--workloads", type=name_list, default=list(WORKLOADS),
+                   help=f"workloads, comma-separated (default {','.join(WORKLOADS)})")
     p.add_argument("--levels", type=name_list, help="levels (default: every level of each workload, baselines "
                    "included)")
     p.add_argument("--pairs", type=positive_int, default=9, help="rounds of adjacent pairs (default 9)")
@@ -94,9 +95,10 @@ def main(argv: list[str] | None = None) -> int:
                    help="seconds A's run lasts at least (default 0.1)")
     p.add_argument("--ops", type=ops_int, default=10_000, help="graph ops (default 10,000)")
     p.add_argument("--threads", type=threads_int, help="v4's --threads (default: the programs' own)")
-    p.add_argument("--seed", type=seed_int, default=42)
+    p.add_argument("--seed", type=seed_int, default=42, help="input stream seed (default 42)")
     p.add_argument("--shuffle-seed", type=int, help="seed of the run order (default: random, printed)")
-    p.add_argument("--timeout", type=positive_float, default=300)
+    p.add_argument("--timeout", type=positive_float, default=300,
+                   help="seconds before a run is killed as hung (default 300)")
     p.add_argument("--contract-tolerance", action="store_true",
                    help="sums within the contract's tolerances instead of identical")
     p.add_argument("--json", type=Path, help="also write every value to this file")

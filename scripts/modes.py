@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import analysis, rawfile  # noqa: E402
-from impls import ranking_clock  # noqa: E402
+from impls import LEVEL_ORDER, WORKLOADS, ranking_clock  # noqa: E402
 
 
 def fail(message: str) -> None:
@@ -56,8 +56,8 @@ def line(name: str, ratios: list[float]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("raw", help="a raw results file (results/raw/<machine>/<date>.json.gz)")
-    ap.add_argument("--workload", default="softplus", choices=("softplus", "graph"))
-    ap.add_argument("--level", required=True)
+    ap.add_argument("--workload", default="softplus", choices=WORKLOADS, help="the workload (default softplus)")
+    ap.add_argument("--level", required=True, choices=LEVEL_ORDER, help="the level, e.g. v1")
     ap.add_argument("--a", default="codon", help="the numerator (default codon)")
     ap.add_argument("--b", required=True, help="the denominator, e.g. c")
     ap.add_argument("--split-ns", type=float, required=True, help="ns a sample (graph: a op) between the modes")

@@ -60,13 +60,15 @@ def main(argv: list[str] | None = None) -> int:
                    help="implementations (scripts/impls.py names)")
     p.add_argument("--ops", type=ops_list, default="10000,1000000",
                    help="graph sizes, comma-separated")
-    p.add_argument("--levels", type=name_list, default=",".join(WORKLOAD_LEVELS["graph"]))
-    p.add_argument("--iters", type=iters_int, default=16)
+    p.add_argument("--levels", type=name_list, default=",".join(WORKLOAD_LEVELS["graph"]),
+                   help=f"graph levels, comma-separated (default {','.join(WORKLOAD_LEVELS['graph'])})")
+    p.add_argument("--iters", type=iters_int, default=16, help="samples a run (default 16)")
     p.add_argument("--repeats", type=positive_int, default=3, help="runs a cell, median taken (default 3)")
     p.add_argument("--threads", type=threads_int, default=2, help="v4's --threads (default 2)")
-    p.add_argument("--build", default="build")
+    p.add_argument("--build", default="build", help="the build folder the programs are in (default build)")
     p.add_argument("--seconds", action="store_true", help="also print each cell's median timed seconds")
-    p.add_argument("--timeout", type=positive_float, default=600)
+    p.add_argument("--timeout", type=positive_float, default=600,
+                   help="seconds before a run is killed as hung (default 600)")
     p.add_argument("--json", type=Path, help="also write every value to this file")
     opts = p.parse_args(argv)
     known = {i.name: i for i in DEFAULT}

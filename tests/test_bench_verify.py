@@ -216,6 +216,18 @@ def test_a_missing_or_malformed_registry_is_one_error_line_before_anything_runs(
         assert proc.stdout == "" and not (tmp_path / "results").exists(), name
 
 
+def test_the_impls_help_names_what_each_preset_runs():
+    """--impls's help said --ci runs "all but the peers"; it runs the registry's entries marked ci (no mojo,
+    cython, pypy, numba either): the help names what session.chosen picks for each preset."""
+    from harness import session
+    out = " ".join(subprocess.run([sys.executable, str(BENCH), "--help"], capture_output=True, text=True,
+                                  timeout=60).stdout.split())
+    full, ci = (", ".join(i.name for i in session.chosen(argparse.Namespace(registry=None, impls=None, ci=ci,
+                                                                              peers_by_default=not ci)))
+                for ci in (False, True))
+    assert f"(default: all of {full}; --ci: {ci}, " in out, out
+
+
 def test_the_registry_loader_says_what_is_wrong(tmp_path):
     """impls.load_registry raises ValueError (the one error every caller turns into its error line) saying
     which entry and field is wrong."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -113,6 +114,23 @@ def test_calibration_multiplies_n_up_to_the_bound_and_stops_there():
     assert n == MAX_ITERS and rec == {"seconds": 0.0} and len(steps) == 5
     n, rec, steps = calibration(lambda n: None if n > 1 else {"seconds": 0.0}, 1, 0.1)
     assert (n, rec, steps) == (1024, None, [[1, 0.0]])
+
+
+@pytest.mark.parametrize("script", ["compare.py", "compare_trees.py", "modes.py", "bench.py", "sweep.py", "run.py",
+                                    "report.py", "peak_rss.py", "codon_needs.py"])
+def test_every_option_says_what_it_is(script):
+    """--help gives every option a line of help (compare.py's --workloads, --seed and --timeout, modes.py's
+    --level, peak_rss.py's --levels had none), and the description is whole sentences."""
+    out = subprocess.run([sys.executable, str(ROOT / "scripts" / script), "--help"], capture_output=True, text=True,
+                         timeout=60).stdout
+    usage, _, rest = out.partition("\n\n")
+    description, _, options = rest.partition("options:")
+    lines = options.splitlines()
+    bare = [ln.split()[0].rstrip(",") for k, ln in enumerate(lines) if ln.startswith("  -")
+            and len(re.split(r"\s{2,}", ln.strip())) < 2 and not re.match(r" {6,}\S", (lines + [""])[k + 1])]
+    assert bare == [], script
+    if not description.startswith(("positional arguments:", "usage")):
+        assert description.strip().endswith((".", ")", "?")), (script, description)
 
 
 TREES = ROOT / "scripts" / "compare_trees.py"

@@ -393,3 +393,5 @@ def test_modes_bad_input_is_one_error_line_and_status_2(tmp_path):
     assert proc.returncode == 2 and proc.stderr == "error: codon has no timed softplus v1 in this run\n"
     proc = modes(str(raw), "--level", "v1", "--b", "c", "--split-ns", "0")
     assert proc.returncode == 2 and proc.stderr.startswith("error: ")
+    proc = modes(str(raw), "--level", "v9", "--b", "c", "--split-ns", "85")           # not a level at all
+    assert proc.returncode == 2 and "argument --level: invalid choice: 'v9'" in proc.stderr

@@ -51,9 +51,14 @@ def chosen(opts: argparse.Namespace) -> list[Impl] | None:
             log(f"error: unknown implementation(s) {', '.join(unknown)}; known: {', '.join(names)}")
             return None
         return [i for i in registry if i.name in opts.impls]
-    # --ci times the implementations whose budgets it holds (and the CPython port): those its margins
-    # were measured on (Impl.ci); make test checks every implementation, make bench times them all.
-    return [i for i in registry if (opts.peers_by_default or i.kind != "peer") and (i.ci or not opts.ci)]
+    return [i for i in registry if by_default(i, opts.peers_by_default, opts.ci)]
+
+
+def by_default(impl: Impl, peers: bool, ci: bool) -> bool:
+    """Whether a run without --impls times impl: the peers only where the preset takes them (make bench), and
+    under --ci only the implementations whose budgets it holds (and the CPython port), those its margins were
+    measured on (Impl.ci); make test checks every implementation."""
+    return (peers or impl.kind != "peer") and (impl.ci or not ci)
 
 
 def measure(impls: list[Impl], opts: argparse.Namespace, started: dt.datetime) -> Run:
