@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "ports" / "pytho
 import cli  # noqa: E402  (ports/python/cli/: the one command line and output package, args and output)
 
 # Samples per array batch: bounded memory, and small enough that a chunk's arrays stay in
-# the CPU's L2 cache between one array operation and the next (2^20 measured slower).
+# the CPU's L2 cache between one array operation and the next (a larger batch measured slower).
 CHUNK = 1 << 16
 
 GAMMA = 0x9E3779B97F4A7C15

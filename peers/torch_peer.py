@@ -27,10 +27,10 @@ from __future__ import annotations
 
 from common import CHUNK, GRAPH_INPUTS, GraphSums, Peer, Sums, graph_inputs, main, samples
 
-# Graph v3: samples (lanes) per chunk. More lanes spread torch's per-op overhead (about
-# 10 us an op here) over more samples: at M = 10,000, 256 lanes took 172 ns per op and
-# sample, 512 took 114, 1,024 took 65 and 2,048 took 67. A chunk's node values are held
-# to 2^24 doubles (128 MiB; 0.7 GB peak with their gradients and saved tensors).
+# Graph v3: samples (lanes) per chunk. More lanes spread torch's per-op overhead over more
+# samples, until the time per op and sample stops falling (the registry times it at 1,024,
+# Impl.batch_iters). A chunk's node values are held to 2^24 doubles (128 MiB), which bounds
+# its memory with their gradients and saved tensors.
 GRAPH_LANE_BUDGET = 1 << 24
 GRAPH_MAX_LANES = 4096
 

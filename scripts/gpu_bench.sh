@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU machine's one prepared run, about 6 minutes on the H200's 16-CPU host, with no toolchain there:
+# The GPU machine's one prepared run (its duration on the H200: docs/gpu.md), with no toolchain there:
 #   1. the machine: GPU, driver, CPU, cores;
 #   2. v5 on the device: tests/test_gpu.py's device tests (sums against v4 and against the kernel's walk on
 #      the CPU), then level v5 at N = 10^8, 10^9 and 10^10 (5 runs each, every run's sums checked) beside

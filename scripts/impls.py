@@ -111,8 +111,8 @@ DEFAULT: list[Impl] = [
          ["v0", "v1", "v2", "fused"], graph_levels=["v0", "v1", "v2"], slow=True, program="pypy3",
          ci=False),
     # The Numba port: make writes a wrapper (the target CPU, the on-disk cache of compiled code) and
-    # fills the cache; every level is loaded from it before its clock starts.
-    # Each Numba process loads its cached code for 1.1 s (172 of 628 s in a 15-round make bench): 15 rounds.
+    # fills the cache; every level is loaded from it before its clock starts. That load is paid by every
+    # process, a large share of a make bench: 15 rounds (docs/benchmarking.md, "Entries that start slowly").
     Impl("numba", ["{build}/autograd-numba"], "port", "Numba port (@njit)",
          ["v2", "v3", "v4", "fused", "fused-simd"], graph_levels=["v2", "v3", "v4"],
          target="{build}/autograd-numba", ci=False, rounds=15),
@@ -121,18 +121,18 @@ DEFAULT: list[Impl] = [
          module="numpy", autograd=False),
     Impl("jax", ["{python}", "peers/jax_peer.py"], "peer",
          "JAX peer (autograd: jit(vmap(value_and_grad)))", ["v3"], graph_levels=["v3"],
-         # XLA's compile time grows faster than M^2 on the unrolled graph (15.6 s at 400 ops,
-         # ~10 minutes and 11 GB at 1,000 here): its graph row is timed at 100 ops, and says so.
-         # Every process compiles again (graph: 5.7 s a process on the Zen 4, 3.8 s of it XLA's
-         # compile; about 10 s on the Zen 3, where 70 rounds took make bench past an hour): 15 rounds.
+         # XLA's compile time grows faster than M^2 on the unrolled graph (docs/findings/peers.md): its
+         # graph row is timed at 100 ops, and says so. Every process compiles again, which 70 rounds would
+         # pay 70 times: 15 rounds (docs/benchmarking.md, "Entries that start slowly").
          graph_ops=100, module="jax", rounds=15),
     Impl("torch", ["{python}", "peers/torch_peer.py"], "peer",
          "PyTorch peer (autograd: torch.autograd, CPU; graph v0 eager, v3 batched)", ["v3"],
-         # 3.7 s a process, import and a 1,024-sample graph v3 run (166 of 628 s in 15 rounds): 9 rounds.
+         # Every process imports torch and runs a 1,024-sample graph v3 batch, a slow start each round:
+         # 9 rounds (docs/benchmarking.md, "Entries that start slowly").
          graph_levels=["v0", "v3"], batch_iters=1024, module="torch", rounds=9),
     # torch.compile (Inductor) of one sample's graph, forward and backward, per sample. Its compile
-    # time grows with M and is paid by every process, Inductor's on-disk cache notwithstanding (80 s at
-    # 100 ops, 26 s at 20 on the Zen 3): timed at 100 ops, in 3 rounds of 200 samples, and says so.
+    # time grows with M and is paid by every process, Inductor's on-disk cache notwithstanding
+    # (docs/findings/peers.md): timed at 100 ops, in 3 rounds of 200 samples, and says so.
     Impl("torch-compile", ["{python}", "peers/torch_compile_peer.py"], "peer",
          "PyTorch torch.compile peer (autograd: AOTAutograd + Inductor, per sample, CPU; graph only)", [],
          graph_levels=["v2"], graph_ops=100, module="torch", rounds=3, iters=200),

@@ -3,13 +3,13 @@
 
     scripts/modes.py RAW --workload softplus --level v1 --b c [--a codon] --split-ns 85
 
-On a 2-vCPU VM the runs of a level can fall into two modes (the Zen 3's softplus v1: 60-80 or 90-103
-ns a sample, docs/findings/softplus-v1.md), and a median of paired ratios then mixes two
-comparisons. This prints how many of each program's runs were under --split-ns a sample (ns per op for
-the graph), and the median of A's time over B's, with its 95% distribution-free interval, over all pairs,
-over the pairs where both runs were under it and over those where both were at or over it. The clock is
-the run's (impls.ranking_clock) and a pair is a round both ran in, as analysis.paired_ratios pairs them,
-so the "all" line is the median report.py prints. Exit status: 0, or 2 for bad usage.
+On a 2-vCPU VM the runs of a level can fall into two modes (the Zen 3's softplus v1,
+docs/findings/softplus-v1.md), and a median of paired ratios then mixes two comparisons. This prints how
+many of each program's runs were under --split-ns a sample (ns per op for the graph), and the median of
+A's time over B's, with its 95% distribution-free interval, over all pairs, over the pairs where both runs
+were under it and over those where both were at or over it. The clock is the run's (impls.ranking_clock)
+and a pair is a round both ran in, as analysis.paired_ratios pairs them, so the "all" line is the median
+report.py prints. Exit status: 0, or 2 for bad usage.
 """
 from __future__ import annotations
 

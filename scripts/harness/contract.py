@@ -23,8 +23,8 @@ KEYS = {"softplus": ["impl", "workload", "level", "iters", "seed", "threads", "s
 OLD_SOFTPLUS_KEYS = [k for k in KEYS["softplus"] if k != "workload"]
 NOT_IMPLEMENTED = re.compile(r"^error: level \S+ is not implemented by this program")
 NO_DEVICE = re.compile(r"^error: --level (\S+) needs a CUDA device and driver: (.*)")
-# Timed softplus sums at an N up to this are also checked against the Python reference itself
-# (about 3 s of CPython per million samples); above it, against the other programs.
+# Timed softplus sums at an N up to this are also checked against the Python reference itself (whose
+# CPython time grows with N); above it, against the other programs.
 REFERENCE_LIMIT = 500_000
 GRAPH_REFERENCE_LIMIT = 16          # samples of the graph reference (tens of ms each in CPython)
 MAX_ITERS = 10**12                  # contract §4

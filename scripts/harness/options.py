@@ -24,17 +24,15 @@ class Preset:
 
 
 # Many short rounds rank better than a few long ones: the paired ratios' 95% interval shrinks with the
-# number of pairs. The measurements behind 70 rounds of 0.04 s (median half-widths against rounds and run
-# length, on the 2-core Zen 3) are docs/benchmarking.md's precision-runs table, which report.py generates: 45 rounds
-# met ±5% at the median compiled pair with the five original rows, not with every row (some rows run fewer
-# rounds, Impl.rounds), where 70 do.
+# number of pairs. The measurements behind 70 rounds of 0.04 s, and the precision they give, are
+# docs/benchmarking.md's Precision section (its precision-runs table, which report.py generates).
 FULL = Preset(min_time=0.04, repeats=70, results_dir="results", peers=True, timeout=120.0, thread_scan=True,
               workloads=tuple(WORKLOADS))
 
 
 # Every run lasts 0.25 s or more, long enough for v4's threads to show; the budgets take 9 adjacent
-# pairs each (see Budget); the graph at the levels its budgets compare. About 2.5 minutes after
-# the builds.
+# pairs each (see Budget); the graph at the levels its budgets compare (docs/benchmarking.md,
+# `make bench-ci`).
 CI = Preset(min_time=0.25, repeats=3, results_dir=None, peers=False, timeout=60.0, thread_scan=False,
             workloads=("softplus", "graph"), budget_pairs=9, graph_levels=("v2", "v3"))
 
