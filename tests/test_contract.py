@@ -3,8 +3,6 @@ import pytest
 
 from harness import oracle as ref
 
-ALL_LEVELS = ref.SEQUENTIAL_LEVELS + ref.BATCHED_LEVELS
-
 
 def test_reference_draws_and_samples():
     assert [ref.draw(42, k) for k in range(1, 5)] == ref.KNOWN_DRAWS

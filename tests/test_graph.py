@@ -7,11 +7,11 @@ import pytest
 
 from harness import oracle as ref
 from conftest import BUILD, ROOT, TIMEOUT
-from impls import SEQUENTIAL as SEQUENTIAL_LEVELS, WORKLOAD_LEVELS
+from impls import SEQUENTIAL, WORKLOAD_LEVELS
 
 GRAPH_LEVELS = WORKLOAD_LEVELS["graph"]          # the registry's, as `--level all` runs them
-SEQUENTIAL = [lv for lv in GRAPH_LEVELS if lv in SEQUENTIAL_LEVELS]
-BATCHED = [lv for lv in GRAPH_LEVELS if lv not in SEQUENTIAL_LEVELS]
+GRAPH_SEQUENTIAL = [lv for lv in GRAPH_LEVELS if lv in SEQUENTIAL]
+GRAPH_BATCHED = [lv for lv in GRAPH_LEVELS if lv not in SEQUENTIAL]
 OPS = [1, 2, 3, 4, 5, 37, 10_001]
 
 
@@ -22,9 +22,9 @@ def close(got, want, rtol):
 @pytest.mark.parametrize("m, n", sorted(ref.GRAPH_KNOWN))
 def test_known_answers_at_every_level(codon, m, n):
     known = ref.GRAPH_KNOWN[(m, n)]
-    for level in SEQUENTIAL:
+    for level in GRAPH_SEQUENTIAL:
         assert tuple(f"{v:.17g}" for v in codon.graph_sums(level, m, n)) == known, level
-    for level in BATCHED:
+    for level in GRAPH_BATCHED:
         for threads in ([1, 2, 3] if level == "v4" else [None]):
             got = codon.graph_sums(level, m, n, threads=threads)
             assert close(got, [float(k) for k in known], ref.BATCHED_RTOL), (level, threads, got)
@@ -37,9 +37,9 @@ def test_levels_agree_with_each_other_and_the_reference(codon, seed, m):
     want = ref.graph_sums(seed, m, n)
     v2 = codon.graph_sums("v2", m, n, seed)
     assert close(v2, want, ref.SEQUENTIAL_RTOL), (v2, want)
-    for level in ["v0", "v1"]:
+    for level in GRAPH_SEQUENTIAL:
         assert codon.graph_sums(level, m, n, seed) == v2, level
-    for level in BATCHED:
+    for level in GRAPH_BATCHED:
         assert close(codon.graph_sums(level, m, n, seed, threads=2 if level == "v4" else None), v2,
                      ref.BATCHED_RTOL), level
 

@@ -26,7 +26,7 @@ PEERS = {name: ROOT / "peers" / f"{name.replace('-', '_')}_peer.py"
 PORT = ROOT / "ports" / "python" / "autograd.py"
 REGISTRY = {i.name: i for i in DEFAULT}
 # The graph levels each peer's registry entry lists, and the tolerance each is held to (G4).
-GRAPH_LEVELS = {(i.name, lv): oracle.GRAPH_SEQUENTIAL_RTOL if lv in SEQUENTIAL else oracle.GRAPH_BATCHED_RTOL
+GRAPH_LEVELS = {(i.name, lv): oracle.SEQUENTIAL_RTOL if lv in SEQUENTIAL else oracle.BATCHED_RTOL
                 for i in DEFAULT if i.name in PEERS for lv in i.graph_levels}
 WITHOUT_GRAPH = [name for name in PEERS if not REGISTRY[name].graph_levels]
 GRAPH_KEYS = ["impl", "workload", "level", "ops", "iters", "seed", "threads", "seconds", "cpu_seconds",
@@ -94,7 +94,7 @@ def test_graph_chunks_add_up(peer, monkeypatch):
     assert module.graph_lanes(10, 1000) == 4
     got = module.run_graph("v3", 42, 10, 10, 1)
     for g, w in zip(got, oracle.graph_sums(42, 10, 10)):
-        assert oracle.rel_diff(g, w) <= oracle.GRAPH_BATCHED_RTOL
+        assert oracle.rel_diff(g, w) <= oracle.BATCHED_RTOL
 
 
 def test_torch_graph_text_and_level_all():
@@ -111,7 +111,7 @@ def test_torch_graph_text_and_level_all():
     for r in rows:
         assert r[3:5] == ["10", "3"]
         for got, want in zip(r[9:], oracle.GRAPH_KNOWN[(10, 3)]):
-            assert oracle.rel_diff(float(got), float(want)) <= oracle.GRAPH_BATCHED_RTOL
+            assert oracle.rel_diff(float(got), float(want)) <= oracle.BATCHED_RTOL
 
 
 def test_jax_graph_text_reports_compile_time_on_a_line_of_its_own():

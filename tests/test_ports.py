@@ -309,7 +309,7 @@ def test_graph_v4_threads_beyond_the_batches_allocate_nothing(impl, codon):
     got, want = runs[impl.name], runs[codon.name]
     assert got["threads"] == 1024
     for key in ("sum_loss", "sum_grad_in", "sum_grad_all"):
-        assert ref.rel_diff(got[key], want[key]) <= ref.GRAPH_BATCHED_RTOL, (key, got[key], want[key])
+        assert ref.rel_diff(got[key], want[key]) <= ref.BATCHED_RTOL, (key, got[key], want[key])
 
 
 # Graph tapes that cannot fit in memory: 16,384 samples are 1,024 batches of 16, so each of 1,024 v4 threads

@@ -14,7 +14,7 @@ import pytest
 
 from harness import oracle as ref
 from conftest import ROOT, BUILD, widest_width
-from impls import ALL_LEVELS, DEFAULT
+from impls import ALL_LEVELS, DEFAULT, SEQUENTIAL
 
 # Builds for other CPUs and runs them under qemu-user: make test runs it, make test-fast leaves it out.
 pytestmark = pytest.mark.slow
@@ -25,7 +25,6 @@ pytestmark = pytest.mark.slow
 COMPILED = {i.name: i for i in DEFAULT if i.compiled}
 # CPU=... for make, the qemu-user CPU model that has just that target's extensions, the vector width.
 TARGETS = {"x86-64-v2": ("Nehalem", 2), "x86-64-v3": ("Haswell", 4)}
-LEVELS = ALL_LEVELS   # every CPU level and baseline (scripts/impls.py)
 # Where an implementation's runtime libraries need more than the target: the qemu CPU model they
 # need. The Mojo wheel's runtime (libKGENCompilerRTShared.so and libAsyncRTRuntimeGlobals.so, which
 # run at startup) is built for x86-64-v3 (AVX, AVX2, BMI2): a Mojo program of any target stops with
@@ -63,13 +62,13 @@ def run(argv: list[str]) -> subprocess.CompletedProcess:
     return subprocess.run(argv, capture_output=True, text=True, timeout=600)
 
 
-def check_known_answers(argv: list[str], label: str, levels: list[str] = LEVELS):
+def check_known_answers(argv: list[str], label: str, levels: list[str] = ALL_LEVELS):
     for level in levels:
         proc = run(argv + ["--level", level, "--iters", str(N), "--json", "--threads", "3"])
         assert proc.returncode == 0, f"{label} {level}: exit {proc.returncode} {proc.stderr[-500:]}"
         r = json.loads(proc.stdout)
         got = (r["sum_f"], r["sum_dx"], r["sum_dy"])
-        if level in ref.SEQUENTIAL_LEVELS:
+        if level in SEQUENTIAL:
             assert tuple(f"{v:.17g}" for v in got) == ref.KNOWN_SUMS[N], (label, level)
         else:
             assert all(ref.rel_diff(a, float(b)) <= ref.BATCHED_RTOL for a, b in zip(got, ref.KNOWN_SUMS[N]))
@@ -83,7 +82,7 @@ def check_graph_answers(argv: list[str], label: str):
     for line in proc.stdout.splitlines():
         r = json.loads(line)
         got = (r["sum_loss"], r["sum_grad_in"], r["sum_grad_all"])
-        if r["level"] in ("v0", "v1", "v2"):
+        if r["level"] in SEQUENTIAL:
             assert tuple(f"{v:.17g}" for v in got) == known, (label, r["level"])
         else:
             assert all(ref.rel_diff(a, float(b)) <= ref.BATCHED_RTOL for a, b in zip(got, known)), (label, r["level"])
