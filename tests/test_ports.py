@@ -214,9 +214,9 @@ def v4_region(impl, workload: list[str]) -> list[str]:
 def test_v4_region_holds_no_runtime_start_up(impl, workload):
     """Contract §5: the timed region is the iteration loop, not start-up. A v4 region may start its threads
     (every port does), but must not move a thread from CPU to CPU: libomp, at its first parallel region,
-    reads the topology by pinning the calling thread to each CPU in turn, which waits for each CPU and put
-    1.4 ms off the CPU into a 2.4-ms region at CI (cpu_seconds 0.001 of seconds 0.0024). The Codon program
-    finishes OpenMP's start-up before its first region."""
+    reads the topology by pinning the calling thread to each CPU in turn, which waits for each CPU and puts
+    that wait, off the CPU, into the region's wall time. The Codon program finishes OpenMP's start-up before
+    its first region."""
     pins = [line for line in v4_region(impl, workload) if PIN_TO_ONE_CPU.search(line)]
     assert pins == [], (impl.name, pins)
 
@@ -236,7 +236,7 @@ def test_v4_region_starts_its_threads(impl, workload):
 def test_v4_starts_no_thread_beyond_the_batches(impl, workload):
     """Contract §6, v4's team: 600 softplus samples (batches of 256) and 40 graph samples (of 16) are 3
     batches, so --threads 1024 runs 3 ranges on 3 threads, the calling thread and 2 started, not 1,024
-    (the Codon program's took 0.7 s more to start them on a 2-core Zen 3). Numba's pool is made 16 threads,
+    (starting the idle ones cost the Codon program more than the work). Numba's pool is made 16 threads,
     more than the batches whatever the machine: a prange starts every thread of its pool."""
     if "v4" not in impl.levels or "v4" not in impl.graph_levels:
         pytest.skip(f"{impl.name} has no v4")
@@ -259,14 +259,14 @@ def test_graph_v0_reuses_its_freed_nodes(impl):
     What the next sample gets must be that freed memory, not pages handed back to the kernel and faulted in
     again: the Rust port once freed its per-sample array of node pointers (141 KB) with the nodes, glibc's
     free of so large a block consolidated the freed nodes and trimmed the heap, and every sample faulted
-    346 pages back in (2.9x the Zig port's time). The C, Zig and Rust ports keep that array from sample to
-    sample; Boehm (Codon) and CPython's allocator (Cython's nodes) keep their pages."""
+    its nodes' pages back in (ports/rust/README.md, Timing). The C, Zig and Rust ports keep that array from
+    sample to sample; Boehm (Codon) and CPython's allocator (Cython's nodes) keep their pages."""
     if impl.name in ("python", "pypy"):
         pytest.skip(f"{impl.name}: interpreted, not timed beside the compiled programs")
     if "v0" not in impl.graph_levels:
         pytest.skip(f"{impl.name} has no graph v0")
     # A sample's nodes span about 344 pages (17,600 of 80 bytes). Over 100 samples a heap that grows once
-    # or twice more on the way (Boehm's does at times: 330 faults once) stays far under the bound.
+    # or twice more on the way (Boehm's does at times) stays far under the bound.
     faults = {n: minor_page_faults(impl.argv + ["--workload", "graph", "--level", "v0", "--iters", str(n)])
               for n in (4, 104)}
     per_sample = (faults[104] - faults[4]) / 100
@@ -277,7 +277,7 @@ def test_graph_sample_at_a_million_ops_touches_one_tape(impl):
     """One sample of graph v3 at 10^6 ops fills one batch tape, 1,750,100 nodes of 16 lanes of val and grad
     (448 MB, 109,379 pages), and the ops and saved lanes beside it: 1.12 tapes' pages more than a 1,000-op
     run in every port. A program that touches it twice pays twice, outside the timed region but in every run:
-    the Numba port's warm-up once ran its one sample at the run's M (2.25 tapes, 0.6 s a run on a Zen 3)."""
+    the Numba port's warm-up once ran its one sample at the run's M, touching a second tape's pages."""
     if "v3" not in impl.graph_levels:
         pytest.skip(f"{impl.name} has no graph v3")
     run = impl.argv + ["--workload", "graph", "--level", "v3", "--iters", "1", "--ops"]
@@ -288,7 +288,7 @@ def test_graph_sample_at_a_million_ops_touches_one_tape(impl):
 
 # Graph v4 with more threads than batches: 40 samples at 10^6 ops are 3 batches of 16, so 1,021 of 1,024
 # threads have no batch. A batch tape of 10^6 ops is 450 MB: a thread with no batch must allocate none, or
-# the run reserves hundreds of GB (the Codon program once took 473 GB of address space and over a minute).
+# the run reserves hundreds of GB (the Codon program once did, a tape for each of its 1,024 threads).
 MANY_THREADS = ["--workload", "graph", "--ops", "1000000", "--level", "v4", "--iters", "40", "--threads", "1024",
                 "--json"]
 # Room for 1,024 thread stacks, the runtimes and three tapes; not for 1,024 tapes. Set by the shell's ulimit
