@@ -7,13 +7,9 @@ from collections import namedtuple
 
 from numba import njit
 
-# The checksums of a run: plain sums over the samples, in index order.
+# The checksums of a run: plain sums over the samples, in index order. Codon's Sums.__add__
+# has no counterpart: lane_sums_total (v3) and run_v4 add the three sums one by one.
 Sums = namedtuple("Sums", "f dx dy")
-
-
-@njit(cache=True)
-def sums_add(a, o):
-    return Sums(a.f + o.f, a.dx + o.dx, a.dy + o.dy)
 
 
 # Both softplus and its derivative need e = exp(-|p|) (never exp(+|p|), which could
@@ -35,13 +31,3 @@ def softplus_e(p, e):
 def sigmoid_e(p, e):
     """d softplus / dp = 1 / (1 + exp(-p)) for p >= 0, else exp(p) / (1 + exp(p))."""
     return 1.0 / (1.0 + e) if p >= 0.0 else e / (1.0 + e)
-
-
-@njit(cache=True)
-def softplus(p):
-    return softplus_e(p, exp_neg_abs(p))
-
-
-@njit(cache=True)
-def sigmoid(p):
-    return sigmoid_e(p, exp_neg_abs(p))
