@@ -1,5 +1,5 @@
-"""The peers (peers/*.py) and the CPython port, which share one command-line module
-(ports/python/cli.py): the graph workload against the reference (docs/contract-graph.md),
+"""The peers (peers/*.py) and the CPython port, which share one command-line package
+(ports/python/cli/): the graph workload against the reference (docs/contract-graph.md),
 refusals byte for byte as the Codon program words them, and output that cannot be written.
 
 Tests that run a peer's computation skip when its library is absent (`make peers`

@@ -1,6 +1,6 @@
-"""The raw file a bench.py run writes (scripts/rawfile.py): what it records (the interval, the machine, each
-program's target, each run's peak RSS), gzip-compressed JSON with the same bytes for the same run, written
-atomically, and none left by an interrupted run.
+"""The raw file a bench.py run writes (scripts/harness/rawfile.py): what it records (the interval, the
+machine, each program's target, each run's peak RSS), gzip-compressed JSON with the same bytes for the same
+run, written atomically, and none left by an interrupted run.
 """
 from __future__ import annotations
 

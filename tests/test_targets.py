@@ -229,7 +229,8 @@ def test_the_codon_target_says_whether_it_multiplies_64_bit_integers_in_vectors(
 def test_native_codon_draws_x_and_y_in_one_vector_where_the_cpu_multiplies_64_bit_lanes():
     """With AVX-512DQ a sample's two splitmix64 draws share one 2-lane vector (vpmullq on xmm registers,
     as LLVM's SLP vectorizer puts them in the Mojo, Zig and Rust builds; Codon does not run that pass), and
-    without it they stay scalar: AVX2 has no 64-bit vector multiply (README, "Softplus v1 on the Zen 4")."""
+    without it they stay scalar: AVX2 has no 64-bit vector multiply (docs/findings/softplus-v1.md, "Draws in
+    one vector, at v1 only"; VECTOR_MUL64 in docs/targets.md, "The full width in the compilers' own loops")."""
     program = build("native", "codon")
     listing = run(["objdump", "-d", "--no-show-raw-insn", program[-1]]).stdout
     pairs = [ln for ln in listing.splitlines() if re.search(r"\tvpmullq\s.*%xmm", ln)]
