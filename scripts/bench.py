@@ -39,6 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from harness.contract import DEFAULT_SEED  # noqa: E402
 from harness.options import (CI, FULL, iters_int, name_list, ops_int, positive_float, positive_int,  # noqa: E402
                              registry_file, seed_int, threads_int)
 from harness.session import bench, by_default  # noqa: E402
@@ -76,7 +77,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    "process may use)")
     p.add_argument("--no-thread-scan", dest="thread_scan", action="store_false", default=None,
                    help="time v4 at the most threads only, not also at 1, 2, 4, ... (--ci: never scans)")
-    p.add_argument("--seed", type=seed_int, default=42, help="input stream seed (default 42)")
+    p.add_argument("--seed", type=seed_int, default=DEFAULT_SEED, help=f"input stream seed (default {DEFAULT_SEED})")
     p.add_argument("--shuffle-seed", type=int, help="seed of the order of each round (default: random, "
                    "recorded)")
     p.add_argument("--timeout", type=positive_float, help="seconds before a run is killed as hung "

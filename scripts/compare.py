@@ -29,9 +29,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import ROOT, analysis, rawfile  # noqa: E402
 from harness.calibrate import calibration  # noqa: E402
-from harness.contract import SUM_KEYS, parse_record, tolerance  # noqa: E402
+from harness.contract import DEFAULT_SEED, SUM_KEYS, parse_record, tolerance  # noqa: E402
 from harness.options import name_list, ops_int, positive_float, positive_int, seed_int, threads_int  # noqa: E402
-from impls import BASELINES, LEVELS, WORKLOAD_LEVELS, WORKLOADS  # noqa: E402
+from impls import ALL_LEVELS, WORKLOAD_LEVELS, WORKLOADS  # noqa: E402
 
 
 def run(program: list[str], workload: str, level: str, n: int, opts: argparse.Namespace) -> dict:
@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="seconds A's run lasts at least (default 0.1)")
     p.add_argument("--ops", type=ops_int, default=10_000, help="graph ops (default 10,000)")
     p.add_argument("--threads", type=threads_int, help="v4's --threads (default: the programs' own)")
-    p.add_argument("--seed", type=seed_int, default=42, help="input stream seed (default 42)")
+    p.add_argument("--seed", type=seed_int, default=DEFAULT_SEED, help=f"input stream seed (default {DEFAULT_SEED})")
     p.add_argument("--shuffle-seed", type=int, help="seed of the run order (default: random, printed)")
     p.add_argument("--timeout", type=positive_float, default=300,
                    help="seconds before a run is killed as hung (default 300)")
@@ -104,12 +104,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", type=Path, help="also write every value to this file")
     opts = p.parse_args(argv)
     workloads = opts.workloads
-    every = {"softplus": LEVELS + BASELINES, "graph": WORKLOAD_LEVELS["graph"]}
-    for given, known, what in ((workloads, WORKLOADS, "workload"), (opts.levels, [*LEVELS, *BASELINES], "level")):
+    for given, known, what in ((workloads, WORKLOADS, "workload"), (opts.levels, ALL_LEVELS, "level")):
         unknown = [x for x in given or [] if x not in known]
         if unknown:
             p.error(f"unknown {what}(s) {', '.join(unknown)}; {what}s are {', '.join(known)}")
-    cells = [(w, lv) for w in workloads for lv in every[w] if not opts.levels or lv in opts.levels]
+    cells = [(w, lv) for w in workloads for lv in WORKLOAD_LEVELS[w] if not opts.levels or lv in opts.levels]
     if not cells:
         p.error("no level to compare")
     a, b = shlex.split(opts.a), shlex.split(opts.b)

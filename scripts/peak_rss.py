@@ -28,18 +28,17 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from impls import DEFAULT, WORKLOAD_LEVELS  # noqa: E402
 from harness import rawfile  # noqa: E402
+from harness.contract import DEFAULT_SEED, sums_of  # noqa: E402
 from harness.options import iters_int, name_list, ops_list, positive_float, positive_int, threads_int  # noqa: E402
 from harness.processes import failure, run_process  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
-SUMS = ("sum_loss", "sum_grad_in", "sum_grad_all")
 
 
 def argv_of(name: str, build: str, ops: int, level: str, iters: int, threads: int) -> list[str]:
     """The command line one run of a cell uses."""
     (impl,) = [i for i in DEFAULT if i.name == name]
     return impl.command(build) + ["--workload", "graph", "--ops", str(ops), "--level", level,
-                                  "--iters", str(iters), "--seed", "42", "--json"] \
+                                  "--iters", str(iters), "--seed", str(DEFAULT_SEED), "--json"] \
         + (["--threads", str(threads)] if level == "v4" else [])
 
 
@@ -103,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
                 except (RuntimeError, json.JSONDecodeError, IndexError) as e:
                     print(f"error: {e}", file=sys.stderr)
                     return 1
-                if any(tuple(r[k] for k in SUMS) != tuple(runs[0][1][k] for k in SUMS) for _, r in runs):
+                if any(sums_of(r, "graph") != sums_of(runs[0][1], "graph") for _, r in runs):
                     problems.append(f"{name} {level} ops={ops}: sums differ between runs")
                 kib = [k for k, _ in runs]
                 cells[ops, level, name] = {"impl": name, "ops": ops, "level": level, "peak_kib": kib,

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from harness import analysis
 from harness.build import missing_paths
 from harness.calibrate import calibration
-from harness.contract import disagreement, parse_record, sums_of, tolerance
+from harness.contract import DEFAULT_SEED, disagreement, parse_record, sums_of, tolerance
 from harness.options import name_list, positive_float, positive_int
 from harness.state import Pair, run_pair
 from impls import DEFAULT, GPU_LEVELS, LEVELS, WORKLOAD_LEVELS, Impl, ranking_clock
@@ -118,7 +118,6 @@ def with_vs_v0(header: str, line: str, ns: float, v0_ns: float | None) -> str:
 # --- 2. the comparison ------------------------------------------------------------------------
 
 PORTS = {impl.name: impl for impl in DEFAULT if impl.kind == "port" and impl.compiled}
-SEED = 42   # the contract's default seed, which the ladder's runs use
 MAKE_BENCH = "for the ranked comparison of every implementation, with 95% intervals: make bench (about 15-30 minutes)"
 
 
@@ -197,7 +196,7 @@ def compare(opts: argparse.Namespace, records: dict[tuple[str, str], dict]) -> i
     if not ports:
         print(MAKE_BENCH)
         return 0
-    run_opts = argparse.Namespace(build_dir=build, seed=SEED, timeout=opts.timeout)
+    run_opts = argparse.Namespace(build_dir=build, seed=DEFAULT_SEED, timeout=opts.timeout)   # the ladder's seed
     keys = [(w, lv) for w in LADDER for lv in LEVELS if (w, lv) in records]
     cells = []
     for w, lv in keys:

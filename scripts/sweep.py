@@ -18,7 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness.options import (iters_int, name_list, ops_list, positive_float, positive_int,  # noqa: E402
+from harness.contract import DEFAULT_SEED  # noqa: E402
+from harness.options import (FULL, iters_int, name_list, ops_list, positive_float, positive_int,  # noqa: E402
                              registry_file, seed_int, threads_int)
 from harness.sweep import REPEATS, SIZES, defaults, sweep  # noqa: E402
 from impls import WORKLOAD_LEVELS  # noqa: E402
@@ -41,18 +42,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--impls", type=name_list, help="compiled implementations to run (default: all)")
     p.add_argument("--graph-levels", "--levels", dest="graph_levels", type=name_list,
                    help=f"levels (default {','.join(WORKLOAD_LEVELS['graph'])})")
-    p.add_argument("--min-time", type=positive_float, default=0.04,
-                   help="seconds a timed run lasts at least: N is calibrated to it at each size (default 0.04)")
+    p.add_argument("--min-time", type=positive_float, default=FULL.min_time,
+                   help=f"seconds a timed run lasts at least: N is calibrated to it at each size (default "
+                        f"{FULL.min_time:g}, make bench's)")
     p.add_argument("--repeats", type=positive_int, default=REPEATS,
-                   help=f"paired rounds at each size (default {REPEATS}; make bench: 70)")
+                   help=f"paired rounds at each size (default {REPEATS}; make bench: {FULL.repeats})")
     p.add_argument("--iters", type=iters_int, help="a fixed N instead of calibrating")
     p.add_argument("--threads", type=threads_int, help="v4's threads (default: the CPUs this process may use)")
-    p.add_argument("--seed", type=seed_int, default=42, help="input stream seed (default 42)")
+    p.add_argument("--seed", type=seed_int, default=DEFAULT_SEED, help=f"input stream seed (default {DEFAULT_SEED})")
     p.add_argument("--shuffle-seed", type=int, help="seed of each round's order (default: random, recorded)")
-    p.add_argument("--timeout", type=positive_float, default=120.0,
-                   help="seconds before a run is killed as hung (default 120)")
-    p.add_argument("--results-dir", type=Path, default=Path("results"),
-                   help="where sweep/<machine>/<date>.json.gz goes (default results)")
+    p.add_argument("--timeout", type=positive_float, default=FULL.timeout,
+                   help=f"seconds before a run is killed as hung (default {FULL.timeout:g}, make bench's)")
+    p.add_argument("--results-dir", type=Path, default=Path(FULL.results_dir),
+                   help=f"where sweep/<machine>/<date>.json.gz goes (default {FULL.results_dir}, make bench's)")
     p.add_argument("--build-dir", default="build", help="the Makefile's BUILD (default build)")
     p.add_argument("--cpu", help="the Makefile's CPU (default: the Makefile's, native)")
     p.add_argument("--no-build", action="store_true", help="use what is built; run no make")
