@@ -18,9 +18,8 @@ v3 levels run on one thread).
 The first call of a jitted function compiles it: `prepare` compiles the chunk function for
 the real shape before the clock starts, so the time is the iteration loop only; the graph
 workload reports that compilation's time beside the result (`compile_seconds`). XLA
-compiles the unrolled graph in time that grows faster than M^2: on this project's 2-core
-machine about 4 s at M = 100, 16 s at 400, 10 minutes and 11 GB of memory at 1,000, so
-the contract's 10,000 ops are out of reach (hours, more memory than the machine has).
+compiles the unrolled graph in time and memory that grow faster than M^2
+(docs/findings/peers.md), so the contract's 10,000 ops are out of reach.
 
     python peers/jax_peer.py [--level v3|all] [--iters N] [--seed S] [--json]
     python peers/jax_peer.py --workload graph [--level v3|all] [--ops M] [--iters N] [--json]
@@ -243,8 +242,8 @@ PEER = Peer(
 compiled with jax.jit, float64, one thread (v3). softplus: f(x, y) = softplus((x + y) * x);
 graph: M ops of jax.nn.softplus, +, *, jax.nn.softmax. The timed loop excludes the
 compilation; for the graph its time is printed beside the result (compile_seconds).
-Compiling the graph takes time growing faster than M^2: about 4 s at M = 100, 10 min
-(and 11 GB) at M = 1000 on a 2-core machine; the default 10000 is out of reach.""")
+Compiling the graph takes time and memory growing faster than M^2 (docs/findings/peers.md):
+the default 10000 is out of reach.""")
 
 if __name__ == "__main__":
     main(PEER)

@@ -2,7 +2,7 @@
 
     results/raw/<machine slug>/<date>.json.gz
 
-Compressed, a `make bench` run is 0.34 MB instead of 2.7 (`zcat FILE | python3 -m json.tool` reads one).
+Compressed with gzip (the sizes: docs/benchmarking.md); `zcat FILE | python3 -m json.tool` reads one.
 The gzip header holds no time or name, so the same document always gives the same bytes.
 """
 from __future__ import annotations
