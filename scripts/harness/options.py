@@ -5,7 +5,7 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.contract import MAX_ITERS, MAX_OPS, MAX_THREADS
+from harness.contract import MAX_GRAPH_OPS, MAX_ITERS, MAX_THREADS
 from impls import WORKLOAD_LEVELS, WORKLOADS, Impl, load_registry
 
 
@@ -56,7 +56,7 @@ def bounded_int(most: int, what: str):
     return parse
 
 
-ops_int = bounded_int(MAX_OPS, "--ops")
+ops_int = bounded_int(MAX_GRAPH_OPS, "--ops")
 iters_int = bounded_int(MAX_ITERS, "--iters")
 threads_int = bounded_int(MAX_THREADS, "--threads")
 
