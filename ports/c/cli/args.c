@@ -10,7 +10,7 @@ static const char *const WORKLOADS[] = {"softplus", "graph"};        /* --worklo
 #define N_WORKLOADS 2
 #define MAX_ITERS UINT64_C(1000000000000)
 #define MAX_THREADS 1024
-#define MAX_GRAPH_OPS 1000000 /* the Codon program's MAX_OPS (a name the softplus tape has here) */
+#define MAX_GRAPH_OPS 1000000 /* --ops (MAX_OPS is the softplus tape's) */
 #define DEFAULT_ITERS 10000000       /* softplus samples */
 #define DEFAULT_GRAPH_ITERS 10000    /* graph samples (Rogozhnikov's 10,000 passes) */
 #define DEFAULT_OPS 10000

@@ -10,7 +10,7 @@ comptime BASELINES: List[String] = ["fused", "fused-simd"]  # run only when name
 comptime WORKLOADS: List[String] = ["softplus", "graph"]  # --workload, the first the default
 comptime MAX_ITERS = 1_000_000_000_000
 comptime MAX_THREADS = 1024
-comptime MAX_OPS = 1_000_000
+comptime MAX_GRAPH_OPS = 1_000_000  # --ops (MAX_OPS is the softplus tape's)
 comptime DEFAULT_ITERS = 10_000_000  # softplus samples
 comptime DEFAULT_GRAPH_ITERS = 10_000  # graph samples (Rogozhnikov's 10,000 passes)
 comptime DEFAULT_OPS = 10_000
@@ -181,7 +181,7 @@ def parse(args: List[String], cpus: Int) raises -> Options:
         elif flag == "--level":
             level = value  # checked below, once the workload is known
         elif flag == "--ops":
-            opts.ops = Int(parse_uint(flag, value, 1, MAX_OPS))
+            opts.ops = Int(parse_uint(flag, value, 1, MAX_GRAPH_OPS))
         elif flag == "--iters":
             opts.iters = Int(parse_uint(flag, value, 1, MAX_ITERS))
         elif flag == "--seed":

@@ -8,7 +8,7 @@ BASELINES = ["fused", "fused-simd"]          # run only when named (softplus wor
 WORKLOADS = ["softplus", "graph"]            # --workload, the first the default
 MAX_ITERS = 1_000_000_000_000
 MAX_THREADS = 1024
-MAX_OPS = 1_000_000
+MAX_GRAPH_OPS = 1_000_000                  # --ops (MAX_OPS is the softplus tape's)
 MAX_SEED = (1 << 64) - 1
 DEFAULT_ITERS = 10_000_000                   # softplus samples
 DEFAULT_GRAPH_ITERS = 10_000                 # graph samples (Rogozhnikov's 10,000 passes)
@@ -153,7 +153,7 @@ def parse(args, cpus, have):
         elif flag == "--level":
             level = value  # checked below, once the workload is known
         elif flag == "--ops":
-            opts.ops = parse_uint(flag, value, 1, MAX_OPS)
+            opts.ops = parse_uint(flag, value, 1, MAX_GRAPH_OPS)
         elif flag == "--iters":
             opts.iters = parse_uint(flag, value, 1, MAX_ITERS)
         elif flag == "--seed":
