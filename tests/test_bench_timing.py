@@ -166,6 +166,29 @@ def test_the_fastest_and_the_best_port_are_found_by_the_pairs_not_by_separate_me
     assert "paired" not in results[2]
 
 
+def test_the_best_port_is_one_codon_is_behind_before_a_wider_tie():
+    """Numba, timed in 15 rounds, ties Codon with a higher median than Mojo, which Codon is clearly behind
+    (the Intel Xeon model 106's softplus v4 of 2026-12-06T063933Z: Numba 1.14 [0.97, 1.28], Mojo 1.02
+    [1.00, 1.05]). The best port is Mojo, and the cell reads behind."""
+    import impls
+    codon = [100.0] * 9
+    per_round = {"codon": codon, "mojo": [t / r for t, r in zip(codon, [1.02, 1.03, 1.01, 1.02, 1.04, 1.02, 1.01,
+                                                                       1.03, 1.02])],
+                 "numba": [t / r for t, r in zip(codon, [0.8, 1.3, 0.9, 1.4, 1.1, 0.7, 1.5, 1.2, 1.25])]}
+    pairs, results = [], []
+    for name, kind in (("codon", "codon"), ("mojo", "port"), ("numba", "port")):
+        p = state.Pair(impls.Impl(name, [name], kind, name, ["v4"]), "softplus", "v4", iters=1000)
+        p.runs = [{"round": k, "seconds": t * 1e-6, "cpu_seconds": t * 1e-6} for k, t in enumerate(per_round[name])]
+        pairs.append(p)
+        results.append({"status": "ok", "ns_per_iter": analysis.median(per_round[name])})
+    numba = analysis.paired_reading(analysis.paired_ratios(pairs[0].runs, 1000, pairs[2].runs, 1000, "seconds"))
+    assert numba["read"] == "tie" and numba["median"] > 1.02                 # by the median alone: Numba
+    best = timing.compare_paired(pairs, results)["softplus v4"]
+    assert (best["port"], best["read"]) == ("mojo", "slower") and best["median"] == pytest.approx(1.02)
+    tie, behind = ("a", {"read": "tie", "median": 1.3}), ("b", {"read": "slower", "median": 1.01})
+    assert analysis.hardest([tie, behind]) == behind and analysis.hardest([behind, tie]) == behind
+
+
 def test_a_graph_peer_at_fewer_ops_is_not_the_fastest_of_the_ports_cell():
     """JAX's graph v3 runs 100 ops a sample, the programs 10,000: its time per sample is the smallest but
     not comparable. bench.py once paired every graph v3 entry with it (the Zen 4's run of 2026-12-04)."""

@@ -84,7 +84,12 @@ def no_pairs(a: Any, b: Any) -> list[float]:
     return []
 
 
+WORSE = {"faster": 0, "tie": 1, "slower": 2}      # paired_reading's reads, from best to worst
+
+
 def hardest(readings: Sequence[tuple[T, dict[str, Any]]]) -> tuple[T, dict[str, Any]]:
     """Of (other, paired reading of one side over other), the other that side fares worst against: the
-    largest median of its paired ratios (how Codon's best port is named)."""
-    return max(readings, key=lambda r: r[1]["median"])
+    worst read (slower, then a tie, then faster), then the largest median of its paired ratios (how Codon's
+    best port is named). By the median alone, a tie of a few wide pairs would hide a port the side is
+    clearly behind."""
+    return max(readings, key=lambda r: (WORSE[r[1]["read"]], r[1]["median"]))
