@@ -133,7 +133,7 @@ test: build $(VENV)/.test-deps
 	$(VENV)/bin/python -m pytest -q tests
 
 # The tests not marked slow (pytest.ini registers the mark): the Codon program's known answers, the command
-# line's refusals and the harness's logic, in about two minutes on 2 CPUs with build/ already made.
+# line's refusals and the harness's logic, in under 3 minutes on 2 CPUs with build/ already made (docs/testing.md).
 ## test-fast: build everything and run the tests not marked slow (pytest -m "not slow")
 test-fast: build $(VENV)/.test-deps
 	$(VENV)/bin/python -m pytest -q -m "not slow" tests

@@ -239,14 +239,13 @@ def test_the_newest_sweep_is_looked_for_under_results_whatever_out(tmp_path, mon
     """--sweep without RAW reads the newest sweep under results/sweep/, as its help says, also with --out
     (which says where its charts go), not under OUT/sweep/."""
     import report
-    from harness import blocks, sweepdata
+    from harness import sweepdata
     asked = []
 
     def latest(results: Path) -> Path:
         asked.append(results)
         raise FileNotFoundError(f"no sweep under {results / 'sweep'}")
     monkeypatch.setattr(sweepdata, "latest", latest)
-    monkeypatch.setattr(blocks, "latest", latest)
     assert report.main(["--sweep", "--out", str(tmp_path), "--no-charts"]) == 1
     assert asked == [ROOT / "results"]
     assert capsys.readouterr().err == f"error: no sweep under {ROOT / 'results' / 'sweep'}\n"

@@ -10,7 +10,7 @@ from pathlib import Path
 from harness import ROOT, frontpage, rawfile
 from harness.analysis import median
 from harness.rundata import TIE, Data, shown_path
-from harness.sweepdata import Sweep, latest, sentences
+from harness.sweepdata import Sweep, sentences
 from harness.tables import (PAIRED, WALL, gpu_table, half_widths, normalized_table, ns_table, precision, reading,
                             table, threads_table)
 from impls import LEVEL_ORDER, WORKLOADS
@@ -213,8 +213,7 @@ def sweep_report(raw: Path, out: Path | None, charts: bool) -> int:
     and sweep-rss.png where given, else beside the raw file under its own name (charts.raw_charts), so that
     results/sweep.png stays the chart of the README's `sweep` block (draw_block_charts)."""
     try:
-        path = latest(out or ROOT / "results") if raw == Path("latest") else raw
-        sw = Sweep(rawfile.read(path), path)
+        sw = Sweep(rawfile.read(raw), raw)
     except (OSError, ValueError, KeyError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
@@ -226,6 +225,6 @@ def sweep_report(raw: Path, out: Path | None, charts: bool) -> int:
             print("skip: charts (matplotlib is not installed: `make bench` installs it)")
             return 0
         from harness.charts import SWEEP_CHARTS, raw_charts, sweep_charts
-        drawn = sweep_charts(sw, out, SWEEP_CHARTS) if out else sweep_charts(sw, path.parent, raw_charts(path))
+        drawn = sweep_charts(sw, out, SWEEP_CHARTS) if out else sweep_charts(sw, raw.parent, raw_charts(raw))
         print("wrote " + ", ".join(shown_path(p) for p in drawn))
     return 0
