@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from impls import DEFAULT, WORKLOAD_LEVELS  # noqa: E402
 from harness import rawfile  # noqa: E402
-from harness.contract import DEFAULT_SEED, sums_of  # noqa: E402
+from harness.contract import DEFAULT_SEED, parse_record, sums_of  # noqa: E402
 from harness.options import iters_int, name_list, ops_list, positive_float, positive_int, threads_int  # noqa: E402
 from harness.processes import failure, run_process  # noqa: E402
 
@@ -42,15 +42,21 @@ def argv_of(name: str, build: str, ops: int, level: str, iters: int, threads: in
         + (["--threads", str(threads)] if level == "v4" else [])
 
 
-def measure(argv: list[str], timeout: float, env: dict[str, str] | None = None) -> tuple[int, dict]:
-    """One run (in env, default this process's): its peak RSS in KiB and its JSON record; RuntimeError on
-    a failure, or where no peak can be read (build/maxrss could not be made)."""
+def measure(argv: list[str], timeout: float, env: dict[str, str] | None = None,
+            expected: dict | None = None) -> tuple[int, dict]:
+    """One run (in env, default this process's): its peak RSS in KiB and its JSON record, checked against
+    the contract (contract.parse_record, with the graph workload and `expected`'s values); RuntimeError on
+    a failure, output that is not the contract's record, or where no peak can be read (build/maxrss could
+    not be made)."""
     proc = run_process(argv, timeout, env)
     if proc.returncode != 0:
         raise RuntimeError(f"{shlex.join(argv)}: {failure(proc, timeout)}")
     if proc.peak_rss_kb is None:
         raise RuntimeError(f"{shlex.join(argv)}: no peak RSS (build/maxrss, scripts/maxrss.c, is not built)")
-    return proc.peak_rss_kb, json.loads(proc.stdout.splitlines()[0])
+    try:
+        return proc.peak_rss_kb, parse_record(proc.stdout, {"workload": "graph", **(expected or {})})
+    except ValueError as e:
+        raise RuntimeError(f"{shlex.join(argv)}: bad output: {e}") from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -97,9 +103,10 @@ def main(argv: list[str] | None = None) -> int:
                 if level not in known[name].graph_levels:
                     continue
                 cmd = argv_of(name, opts.build, ops, level, opts.iters, opts.threads)
+                expected = {"level": level, "ops": ops, "iters": opts.iters, "seed": DEFAULT_SEED}
                 try:
-                    runs = [measure(cmd, opts.timeout) for _ in range(opts.repeats)]
-                except (RuntimeError, json.JSONDecodeError, IndexError) as e:
+                    runs = [measure(cmd, opts.timeout, expected=expected) for _ in range(opts.repeats)]
+                except RuntimeError as e:
                     print(f"error: {e}", file=sys.stderr)
                     return 1
                 if any(sums_of(r, "graph") != sums_of(runs[0][1], "graph") for _, r in runs):

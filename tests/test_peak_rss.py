@@ -75,3 +75,15 @@ def test_bad_usage_is_refused(tmp_path):
         assert proc.returncode == 2 and "Traceback" not in proc.stderr, (args, proc.stderr)
         assert proc.stderr.strip().splitlines()[-1].startswith("peak_rss.py: error: "), (args, proc.stderr)
         assert "MiB" not in proc.stderr, args                        # no cell was measured
+
+
+@pytest.mark.parametrize("stdout", ['{"x": 1}', "not json", ""])
+def test_a_run_that_prints_no_contract_record_is_an_error(stdout):
+    """A program whose line is not the contract's record (here one that lacks the sums) is a RuntimeError,
+    which main reports as one error line, not a KeyError or an IndexError later."""
+    from harness.processes import maxrss
+    if maxrss() is None:
+        pytest.skip("build/maxrss cannot be made (no C compiler)")
+    with pytest.raises(RuntimeError, match="bad output"):
+        peak_rss.measure([sys.executable, "-c", f"print({stdout!r})"], 60,
+                         expected={"level": "v0", "ops": 10, "iters": 2, "seed": 42})
