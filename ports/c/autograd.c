@@ -4,12 +4,13 @@
  *
  * The C port of the Codon program, as one translation unit: this file includes the
  * module files, each the C of the Codon module with the same path, in the order below
- * (each after the ones it uses); they are not compiled on their own. gcc compiles the
- * same code as from the one-file port it was split from (ports/c/README.md).
+ * (each after the ones it uses); they are not compiled on their own (ports/c/README.md).
  *
  *   make build/autograd-c            (CPU=native by default; CPU=x86-64-v2|v3|v4 too)
- *   cc -O3 -march=native -ffp-contract=off -fno-math-errno -fno-trapping-math -fopenmp \
- *      -DAUTOGRAD_TARGET='"native"' -o build/autograd-c ports/c/autograd.c -lmvec -lm
+ *   cc -O3 -march=native -mprefer-vector-width=512 -ffp-contract=off -fno-math-errno \
+ *      -fno-trapping-math -fopenmp -DAUTOGRAD_TARGET='"native"' -o build/autograd-c \
+ *      ports/c/autograd.c -lmvec -lm
+ *   (the Makefile's C_FLAGS and C_LIBS; -mprefer-vector-width=512 on x86-64 only)
  *
  * The vector width of v3, v4 and fused-simd follows -march (core/vmath.c);
  * AUTOGRAD_TARGET only names the target in --version.

@@ -103,7 +103,7 @@ def graph_level_function(level):
 
 def on_team(threads, nb):
     """Numba's pool set to v4's team, min(team_size(T, nb), the pool's threads), before each v4
-    call (inside the timed region: a microsecond): a prange starts every thread of the pool,
+    call (inside the timed region): a prange starts every thread of the pool,
     whatever its ranges (core/threads). OpenMP (Numba's threading layer here) starts its worker
     threads at the first parallel region with more than one thread, so they start inside v4's
     timed region, as every other program's do (contract §5; tests/test_ports.py checks it); the

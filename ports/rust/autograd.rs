@@ -7,10 +7,12 @@
 // files), the same functions in the same order, so that `diff -u graph/tape.codon
 // ports/rust/graph/tape.rs` shows only syntax. ports/rust/README.md lists the modules.
 //
-// Build: rustc -C opt-level=3 -C target-cpu=native -o build/autograd-rust ports/rust/autograd.rs
-// (Linux, x86-64; v3/v4/fused-simd call glibc's libmvec at the widest vector that
-// target-cpu enables: AVX-512F, AVX2 or SSE2). The Makefile also sets AUTOGRAD_TARGET=CPU
-// in rustc's environment, for --version to name.
+// Build: rustc -C opt-level=3 -C codegen-units=1 -C target-cpu=native
+//   -C target-feature=-prefer-256-bit -o build/autograd-rust ports/rust/autograd.rs
+// (the Makefile's RUST_FLAGS; the target feature on x86-64 only. Linux, x86-64;
+// v3/v4/fused-simd call glibc's libmvec at the widest vector that target-cpu enables:
+// AVX-512F, AVX2 or SSE2). The Makefile also sets AUTOGRAD_TARGET=CPU in rustc's
+// environment, for --version to name.
 // Rust never contracts a*b + c into an FMA nor reassociates floats, so the scalar
 // levels keep the contract's order exactly without any flag.
 

@@ -12,9 +12,11 @@
 
 /* WIDTH: doubles per libmvec call, for --version only, read from the macros -march
  * sets. gcc picks the variant by itself from -march: the widest vectors it allows,
- * unless the CPU's tuning prefers narrower ones (-march=skylake-avx512 would get the
- * 4-lane variant under WIDTH 8); the Makefile's CPUs, native here and x86-64-v2/v3/v4,
- * were checked with objdump. Off x86-64, 1: the Codon program's scalar case. */
+ * unless the CPU's tuning prefers narrower ones (-march=skylake-avx512 alone would get
+ * the 4-lane variant under WIDTH 8). So on x86-64 the Makefile also passes
+ * -mprefer-vector-width=512 (docs/targets.md), and its CPUs, native and
+ * x86-64-v2/v3/v4, get WIDTH's variant (tests/test_targets.py checks the import).
+ * Off x86-64, 1: the Codon program's scalar case. */
 #if defined(__x86_64__) && defined(__AVX512F__)
 #define WIDTH 8
 #define VECTOR_NAME "AVX-512F (libmvec _ZGVeN8v)"

@@ -18,7 +18,7 @@ struct GraphNode {
 static inline void graph_node_set(GraphNode *node, int kind, double val, double saved, GraphNode *a,
                                   GraphNode *b, GraphNode *c, GraphNode *d);
 
-/* A fresh node from malloc (the Codon program's GraphNode(...)). */
+/* A fresh node from malloc (the Codon program's NodeGraph.make, then set). */
 static inline GraphNode *graph_node_new(int kind, double val, double saved, GraphNode *a, GraphNode *b,
                                         GraphNode *c, GraphNode *d)
 {

@@ -33,10 +33,9 @@ def sample(seed: UInt64, i: Int) -> Tuple[Float64, Float64]:
     return (2.0 * unit(draw(seed, 2 * i + 1)) - 1.0, 2.0 * unit(draw(seed, 2 * i + 2)) - 1.0)
 
 
-# The stream on w samples at once, for the batched levels' inputs: written as a loop over
-# `sample`, the batch's fill was left scalar, x and y of a sample in one 2-lane vector (perf found
-# most of the program's own fused-simd time in that loop), as the Zig port's once was. The same integer
-# arithmetic (wrapping, as UInt64's) and the same exact conversion, so the same bits as `sample`.
+# The stream on w samples at once, for the batched levels' inputs (a loop over `sample` stays
+# scalar): the same integer arithmetic (wrapping, as UInt64's) and exact conversion, so the same
+# bits as `sample`.
 @always_inline
 def draw_lanes[w: Int](seed: UInt64, k: SIMD[DType.uint64, w]) -> SIMD[DType.uint64, w]:
     """draw(seed, k) of each lane's k."""

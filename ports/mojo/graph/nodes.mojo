@@ -42,7 +42,7 @@ struct GraphNode(Copyable, Movable):
 @always_inline
 def graph_node_new(kind: Int, val: Float64, saved: Float64, a: GraphNodePtr, b: GraphNodePtr,
                    c: GraphNodePtr, d: GraphNodePtr) -> GraphNodePtr:
-    """A fresh node from malloc (the Codon program's GraphNode(...))."""
+    """A fresh node from malloc (the Codon program's NodeGraph.make, then set)."""
     var node = graph_alloc[GraphNode](0, 1)
     node[].set(kind, val, saved, a, b, c, d)
     return node

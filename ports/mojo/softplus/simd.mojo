@@ -10,7 +10,7 @@ from core.vmath import (F64Ptr, WIDTH, V, ld, st, alloc_lanes, free_lanes, exp_n
 from softplus.nodes import SUM, PROD, SOFTPLUS
 from softplus.tape import MAX_VARS, MAX_OPS, Op
 
-comptime BATCH = 256  # lanes per var, a multiple of WIDTH (the C port's choice)
+comptime BATCH = 256  # lanes per var, a multiple of WIDTH (the Codon program's choice)
 
 
 @always_inline

@@ -112,9 +112,8 @@ def log1p_chunk(v, src, i, out, o):
 
 @lane_chunk
 def exp_neg_abs_chunk(v, p, i, out, o):
-    """out[o] = exp(-|p[i]|), -|p| formed in the register (stored and loaded back, the lanes
-    went out as scalar stores and came back as one vector load that waited for them all:
-    core/vmath.codon)."""
+    """out[o] = exp(-|p[i]|), -|p| formed in the register (stored and reloaded, it would leave
+    as scalar stores and return as one vector load waiting on them all: core/vmath.codon)."""
     v.store(v.mvec("exp", v.neg_abs(v.load(p, i))), out, o)
 
 
@@ -124,8 +123,8 @@ ALIGN = 64  # bytes: a cache line, a whole number of vectors of any width
 @njit(cache=True)
 def alloc_lanes(n):
     """n zeroed float64s starting on a cache line, so that no vector load straddles two. Numba
-    aligns an array to 32 bytes, so a batch tape's rows began on a line or half-way along one,
-    as it happened, and at AVX-512's width every load and store of a half-way row crossed two."""
+    aligns arrays to 32 bytes; at AVX-512's width a row that starts half-way along a line would
+    split every load and store."""
     raw = np.zeros(n + ALIGN // 8)
     skip = (ALIGN - raw.ctypes.data % ALIGN) % ALIGN // 8
     return raw[skip:skip + n]

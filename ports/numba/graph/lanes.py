@@ -1,5 +1,5 @@
 # Graph v3's lane arithmetic, WIDTH lanes at a time in explicit vectors, as the Codon
-# program's graph/lanes.codon. Written as loops over 16-lane views, each op's loop was
+# program's graph/lanes.codon. Written as loops over 16-lane views, each op's loop would be
 # unrolled by LLVM to scalar code: Numba gives LLVM no `noalias`, and an op's output lanes
 # are views of the array its inputs are read from. Explicit vectors say that they do not
 # overlap. Each helper is an intrinsic over one chunk of WIDTH lanes (core/vmath.py's

@@ -2,7 +2,7 @@
 # prange iteration (Numba's parallel loop over its thread pool; at most one a batch,
 # core/threads), each with its own batch tape and lane sums; the partial sums are added in
 # thread order, so a given T always gives the same digits. Numba runs the ranges on
-# min(T, CPUs) threads (autograd.py sets the count).
+# min(T, batches, the pool's threads) threads (autograd.py's on_team sets the count).
 import numpy as np
 from numba import njit, prange
 

@@ -61,7 +61,7 @@ impl<'a> GraphNode<'a> {
     }
 }
 
-/// A sample's nodes, the Codon program's List[GraphNode]: one Box per node.
+/// A sample's nodes, the Codon program's NodeGraph.nodes array: one Box per node.
 pub type NodeStorage<'a> = Vec<Box<GraphNode<'a>>>;
 
 /// Room for the nodes of one M-op sample: n_nodes(m) fresh heap objects.
@@ -86,7 +86,7 @@ impl<'a> NodeGraph<'a> {
         NodeGraph { nodes, count: 0 }
     }
 
-    /// Start a sample (v1: its nodes are remade; v0 brings a fresh storage each sample).
+    /// Start a sample (v1: its nodes are remade; v0 brings fresh nodes each sample).
     pub fn reset(&mut self) {
         self.count = 0;
     }

@@ -26,10 +26,8 @@ type GraphLanes = AlignedLanes<GRAPH_BATCH>;
 /// when they are first touched, as the Codon program's tape is left untouched until used.
 /// Neither vec![ZERO; n] nor alloc_zeroed at the rows' 64-byte alignment does that: both
 /// write every row up front (std's alloc_zeroed calls calloc only for alignments up to
-/// 16), which at 1,000,000 ops is 450 MB per tape, in every v4 thread, batches or not
-/// (v4 on many threads ran far slower than the Codon program's, with every tape resident).
-/// So the block is allocated at f64's alignment with a cache line to spare, and the rows
-/// start at its first cache line.
+/// 16), which at 1,000,000 ops is 450 MB per tape. So the block is allocated at f64's
+/// alignment with a cache line to spare, and the rows start at its first cache line.
 struct LaneRows {
     block: *mut u8,
     layout: std::alloc::Layout,
@@ -212,7 +210,7 @@ impl GraphBuilder for GraphBatchTape {
 impl GraphBatchTape {
     /// Reverse sweep, lane-wise: every grad from 1.0, then each op's local rule (G3).
     fn backward(&mut self) {
-        // One flat fill, as the Codon program's: row by row, LLVM vectorized across rows
+        // One flat fill, as the Codon program's: row by row, LLVM would vectorize across rows
         // (a scatter per lane).
         self.grad.flat_mut(self.n_vars).fill(1.0);
         for k in (0..self.ops.len()).rev() {

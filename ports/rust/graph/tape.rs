@@ -7,7 +7,7 @@ use super::recipe::{GRAPH_SOFTPLUS, GRAPH_SUM4, GRAPH_PROD, GRAPH_SOFTMAX4, N_IN
                     GraphBuilder, record_ops, softmax4, softmax4_avg};
 
 /// 24 bytes: ids in 32 bits, as every port keeps them (the largest tape, --ops 1,000,000, has
-/// 1.85 M vars); `ids` widens them for indexing.
+/// 1,750,100 vars); `ids` widens them for indexing.
 #[derive(Clone, Copy)]
 pub struct GraphOp {
     pub kind: i32,

@@ -2,8 +2,8 @@
 // levels differ only in how they organise the graph, never in the arithmetic.
 
 // glibc's exp is reached through its _Float64 alias expf64 (the same function, same address):
-// the name `exp` would bind to the copy in Zig's statically linked compiler_rt (the old musl
-// exp, which differs from glibc's in the last bit for about 1 in 10 arguments here).
+// the name `exp` would bind to the copy in Zig's statically linked compiler_rt (musl's exp,
+// which differs from glibc's in the last bit on some arguments).
 pub extern "c" fn expf64(x: f64) f64;
 pub extern "c" fn log1p(x: f64) f64; // compiler_rt has none: this is glibc's
 

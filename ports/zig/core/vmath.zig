@@ -63,7 +63,7 @@ fn vlog1p(x: V) V {
 }
 
 // The lane loops go WIDTH lanes at a time through @Vector(WIDTH, f64), Zig's portable SIMD type
-// (one register of the target's widest kind): written over single f64s, LLVM left them scalar
+// (one register of the target's widest kind): written over single f64s, LLVM leaves them scalar
 // (the vars are slices of one array at run-time offsets). ld and st take any array of lanes (a
 // pointer to Lanes, or to the graph workload's GraphLanes).
 pub fn ld(l: anytype, j: usize) V {

@@ -69,10 +69,8 @@ pub fn NodeGraph(comptime pool: bool) type {
             self.nodes.deinit(self.gpa);
         }
 
-        /// Every node back to the heap. The list of pointers keeps its room: freeing and regrowing
-        /// it every sample, as the Codon program drops its list, made v0 much slower here (at
-        /// 10,000 ops the list is past malloc's mmap threshold: fresh pages every sample, and its
-        /// large requests make malloc consolidate the freed nodes).
+        /// Every node back to the heap; the list keeps its room, as the Codon program's array
+        /// does (a list past malloc's mmap threshold would be fresh pages every sample).
         fn drop(self: *Self) void {
             for (self.nodes.items) |node| self.gpa.destroy(node);
             self.nodes.clearRetainingCapacity();

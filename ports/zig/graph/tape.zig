@@ -18,7 +18,7 @@ const softmax4 = @import("recipe.zig").softmax4;
 const softmax4_avg = @import("recipe.zig").softmax4_avg;
 
 /// 24 bytes: ids in 32 bits, as every port keeps them (the largest tape, --ops 1,000,000, has
-/// 1.85 M vars); they widen to usize where they index.
+/// 1,750,100 vars); they widen to usize where they index.
 pub const GraphOp = struct {
     kind: GraphKind,
     a: u32, // input ids; SOFTPLUS's b is its slot in `saved` (exp(-|a|))

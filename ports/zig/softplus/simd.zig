@@ -140,10 +140,10 @@ const BatchTape = struct {
     }
 };
 
-// The rng of contract §1 on WIDTH samples at once: LLVM leaves fill_inputs' loop over `sample`
-// scalar (gcc and Codon's LLVM vectorize theirs), and at 8 lanes that loop took a large share
-// of fused-simd's time. The same integer arithmetic and the same exact conversions, so the same
-// bits as `sample`.
+// The rng of contract §1 on WIDTH samples at once: LLVM leaves a loop over `sample` scalar (gcc
+// vectorizes the C port's; the Codon program writes it in explicit vectors, core/rng.signed_units),
+// so it is written WIDTH samples at a time here. The same integer arithmetic and the same exact
+// conversions, so the same bits as `sample`.
 const U = @Vector(WIDTH, u64);
 
 /// splitmix64 of each lane.
