@@ -34,7 +34,7 @@ cdef class NodeGraph:
     cdef void reset(self) noexcept
     cdef int size(self) noexcept
     cdef inline GraphNode at(self, int i)
-    cdef GraphNode grow(self)
+    cdef GraphNode make(self)
     cdef inline GraphNode take(self, int kind, double val, double saved, GraphNode a, GraphNode b,
                         GraphNode c, GraphNode d)
     cdef int leaf(self, double val) except -1

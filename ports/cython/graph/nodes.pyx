@@ -65,13 +65,13 @@ cdef class NodeGraph:
 
     cdef inline GraphNode take(self, int kind, double val, double saved, GraphNode a, GraphNode b,
                         GraphNode c, GraphNode d):
-        """The next node, made as given: a kept one remade, or a new heap object (grow)."""
-        cdef GraphNode node = <GraphNode>self.nodes[self.count] if self.count < self.made else self.grow()
+        """The next node, made as given: a kept one remade, or a new heap object (make)."""
+        cdef GraphNode node = <GraphNode>self.nodes[self.count] if self.count < self.made else self.make()
         graph_node_set(node, kind, val, saved, a, b, c, d)
         self.count += 1
         return node
 
-    cdef GraphNode grow(self):
+    cdef GraphNode make(self):
         """A new node in the next slot (v0's every node, a pool's as it is made), apart from take so
         that take's usual case, a kept node, is small enough to inline."""
         cdef GraphNode node = GraphNode.__new__(GraphNode)

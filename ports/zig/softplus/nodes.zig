@@ -33,11 +33,11 @@ pub const Node = struct {
     /// it is asked for (9 of a sample's 15 calls are on leaves); the other kinds recurse.
     pub inline fn value(self: *const Node) f64 {
         if (self.kind == .leaf) return self.leaf_val;
-        return self.opValue();
+        return self.op_value();
     }
 
     /// value() of a node that is not a leaf.
-    fn opValue(self: *const Node) f64 {
+    fn op_value(self: *const Node) f64 {
         return switch (self.kind) {
             .sum => self.a.?.value() + self.b.?.value(),
             .prod => self.a.?.value() * self.b.?.value(),
@@ -49,11 +49,11 @@ pub const Node = struct {
     /// Add g to this node's grad and recurse into its inputs (chain rule).
     pub inline fn backward(self: *Node, g: f64) void {
         self.grad += g;
-        if (self.kind != .leaf) self.opBackward(g);
+        if (self.kind != .leaf) self.op_backward(g);
     }
 
     /// backward()'s recursion into a node's inputs, for a node that is not a leaf.
-    fn opBackward(self: *Node, g: f64) void {
+    fn op_backward(self: *Node, g: f64) void {
         switch (self.kind) {
             .sum => {
                 self.a.?.backward(g);
