@@ -22,14 +22,14 @@ import os
 import random
 import shlex
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import ROOT, analysis, rawfile  # noqa: E402
 from harness.calibrate import calibration  # noqa: E402
-from harness.contract import DEFAULT_SEED, SUM_KEYS, parse_record, tolerance  # noqa: E402
+from harness.contract import DEFAULT_SEED, SUM_KEYS, record_of, tolerance  # noqa: E402
+from harness.processes import checked_run  # noqa: E402
 from harness.options import name_list, ops_int, positive_float, positive_int, seed_int, threads_int  # noqa: E402
 from impls import ALL_LEVELS, WORKLOAD_LEVELS, WORKLOADS  # noqa: E402
 
@@ -42,18 +42,7 @@ def run(program: list[str], workload: str, level: str, n: int, opts: argparse.Na
     argv = program + (["--workload", "graph", "--ops", str(opts.ops)] if workload == "graph" else []) \
         + ["--level", level, "--iters", str(n), "--seed", str(opts.seed), "--json"] \
         + (["--threads", str(opts.threads)] if level == "v4" and opts.threads else [])
-    try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=opts.timeout, cwd=ROOT)
-    except OSError as e:
-        raise RuntimeError(f"{shlex.join(argv)}: cannot run it: {e.strerror}") from None
-    except subprocess.TimeoutExpired:
-        raise RuntimeError(f"{shlex.join(argv)}: timed out after {opts.timeout:g} s (--timeout)") from None
-    if proc.returncode != 0:
-        raise RuntimeError(f"{shlex.join(argv)}: exit {proc.returncode}: {proc.stderr.strip()[:200]}")
-    try:
-        return parse_record(proc.stdout, expected)
-    except ValueError as e:
-        raise RuntimeError(f"{shlex.join(argv)}: bad output: {e}") from None
+    return record_of(argv, checked_run(argv, opts.timeout, cwd=ROOT).stdout, expected)
 
 
 def calibrate(program: list[str], workload: str, level: str, opts: argparse.Namespace) -> int:

@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from impls import DEFAULT, WORKLOAD_LEVELS  # noqa: E402
 from harness import rawfile  # noqa: E402
-from harness.contract import DEFAULT_SEED, parse_record, sums_of  # noqa: E402
+from harness.contract import DEFAULT_SEED, record_of, sums_of  # noqa: E402
 from harness.options import iters_int, name_list, ops_list, positive_float, positive_int, threads_int  # noqa: E402
 from harness.processes import failure, run_process  # noqa: E402
 
@@ -53,10 +53,7 @@ def measure(argv: list[str], timeout: float, env: dict[str, str] | None = None,
         raise RuntimeError(f"{shlex.join(argv)}: {failure(proc, timeout)}")
     if proc.peak_rss_kb is None:
         raise RuntimeError(f"{shlex.join(argv)}: no peak RSS (build/maxrss, scripts/maxrss.c, is not built)")
-    try:
-        return proc.peak_rss_kb, parse_record(proc.stdout, {"workload": "graph", **(expected or {})})
-    except ValueError as e:
-        raise RuntimeError(f"{shlex.join(argv)}: bad output: {e}") from None
+    return proc.peak_rss_kb, record_of(argv, proc.stdout, {"workload": "graph", **(expected or {})})
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -34,15 +34,15 @@ import argparse
 import os
 import random
 import shlex
-import subprocess
 import sys
 from dataclasses import dataclass
 
 from harness import analysis
 from harness.build import missing_paths
 from harness.calibrate import calibration
-from harness.contract import DEFAULT_SEED, disagreement, parse_record, sums_of, tolerance
+from harness.contract import DEFAULT_SEED, disagreement, record_of, sums_of, tolerance
 from harness.options import name_list, positive_float, positive_int
+from harness.processes import checked_run
 from harness.state import Pair, run_pair
 from impls import DEFAULT, GPU_LEVELS, LEVELS, WORKLOAD_LEVELS, Impl, ranking_clock
 from harness.rundata import TIE
@@ -53,23 +53,9 @@ LADDER = {  # workload: (extra arguments, levels, first count to try)
 }
 
 
-def ladder_run(argv: list[str], timeout: float, check: bool = True) -> subprocess.CompletedProcess:
-    """One run of the ladder's program (--program); RuntimeError where it cannot start, times out or
-    (check) exits non-zero."""
-    try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
-    except OSError as e:
-        raise RuntimeError(f"{shlex.join(argv)}: cannot run it: {e.strerror}") from None
-    except subprocess.TimeoutExpired:
-        raise RuntimeError(f"{shlex.join(argv)}: timed out after {timeout:g} s (--timeout)") from None
-    if check and proc.returncode != 0:
-        raise RuntimeError(f"{shlex.join(argv)}: exit status {proc.returncode}: {proc.stderr.strip()[:200]}")
-    return proc
-
-
 def refusal(program: str, level: str, timeout: float) -> str:
     """Why the program refuses a GPU level here (its error line), or '' when it runs it."""
-    proc = ladder_run([program, "--level", level, "--iters", "1", "--json"], timeout, check=False)
+    proc = checked_run([program, "--level", level, "--iters", "1", "--json"], timeout, check=False)
     if proc.returncode == 2 and proc.stderr.startswith(f"error: --level {level} needs"):
         return proc.stderr.strip()[len("error: "):]
     return ""
@@ -83,10 +69,7 @@ def calibrated(program: str, args: list[str], level: str, start: int, min_time: 
 
     def one(n: int) -> dict:
         argv = [program, *args, "--level", level, "--iters", str(n), "--json"]
-        try:
-            return parse_record(ladder_run(argv, timeout).stdout, {"workload": workload, "level": level, "iters": n})
-        except ValueError as e:
-            raise RuntimeError(f"{shlex.join(argv)}: bad output: {e}") from None
+        return record_of(argv, checked_run(argv, timeout).stdout, {"workload": workload, "level": level, "iters": n})
     n, record, _ = calibration(one, start, min_time)
     if record["seconds"] < min_time:
         raise RuntimeError(f"{program}: {workload} {level} still lasts {record['seconds']:g} s at N = {n:,}, "
@@ -97,7 +80,7 @@ def calibrated(program: str, args: list[str], level: str, start: int, min_time: 
 def shown_run(program: str, args: list[str], record: dict, timeout: float) -> tuple[str, str, float]:
     """The program's own header and text row for a run at this record's N, and that row's ns/iter."""
     argv = [program, *args, "--level", record["level"], "--iters", str(record["iters"])]
-    out = ladder_run(argv, timeout).stdout.splitlines()
+    out = checked_run(argv, timeout).stdout.splitlines()
     try:
         header, line = out[0], out[1]
         header.index("vs v0")

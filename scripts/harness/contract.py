@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import shlex
 from typing import Any, Callable, Iterable
 
 from harness import oracle
@@ -69,6 +70,14 @@ def parse_record(stdout: str, expected: dict[str, Any]) -> dict[str, Any]:
         raise ValueError(f"seconds {rec['seconds']}, cpu_seconds {rec['cpu_seconds']} or threads "
                          f"{rec['threads']} out of range")
     return rec
+
+
+def record_of(argv: list[str], stdout: str, expected: dict[str, Any]) -> dict[str, Any]:
+    """parse_record of a run of argv, its ValueError a RuntimeError naming the command."""
+    try:
+        return parse_record(stdout, expected)
+    except ValueError as e:
+        raise RuntimeError(f"{shlex.join(argv)}: bad output: {e}") from None
 
 
 def tolerance(level: str) -> float:

@@ -3,6 +3,7 @@ lines."""
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -120,6 +121,21 @@ def run_process(argv: list[str], timeout: float | None, env: dict[str, str] | No
         peak = int(text) if text.isdigit() else None
     return Proc(None if timed_out else child.returncode, got.get("out", ""), got.get("err", ""),
                 time.monotonic() - start, cpu, peak)
+
+
+def checked_run(argv: list[str], timeout: float, check: bool = True,
+                cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """One short run, its output captured (the one-off scripts' runs, not a timed pair's): RuntimeError,
+    naming the command, where it cannot start, outlasts timeout, or (check) exits non-zero."""
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=cwd)
+    except OSError as e:
+        raise RuntimeError(f"{shlex.join(argv)}: cannot run it: {e.strerror}") from None
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"{shlex.join(argv)}: timed out after {timeout:g} s (--timeout)") from None
+    if check and proc.returncode != 0:
+        raise RuntimeError(f"{shlex.join(argv)}: exit status {proc.returncode}: {proc.stderr.strip()[:200]}")
+    return proc
 
 
 def reap(child: subprocess.Popen) -> tuple[float, int]:
