@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         except OSError as e:                            # no sweep run yet: nothing to report, not bad usage
             print(f"error: {e}", file=sys.stderr)
             return 1
-        return sweep_report(raw, args.out, charts=not args.no_charts)
+        return sweep_report(raw, args.out, charts=not args.no_charts, named=args.sweep is not LATEST)
     args.out = args.out or ROOT / "results"
     try:
         # Given files: those runs alone. Else every run kept, and each machine's latest for the tables.

@@ -323,7 +323,29 @@ def test_readme_blocks_are_regenerated_from_the_raw_file_they_name(tmp_path):
     readme.write_text(f"<!-- report.py: no-such-block from {raw} -->\nx\n<!-- report.py: end -->\n")
     proc = subprocess.run([sys.executable, str(REPORT), "--readme", str(readme)], capture_output=True, text=True,
                           timeout=60, cwd=ROOT)
-    assert proc.returncode == 1 and proc.stderr.startswith("error: unknown report block 'no-such-block'")
+    assert proc.returncode == 2 and proc.stderr == (f"error: {readme}: unknown report block 'no-such-block' (known: "
+                                                    f"{proc.stderr.split('(known: ')[1]}")   # bad input: exit 2
+    assert len(proc.stderr.splitlines()) == 1
+
+
+def test_a_file_that_is_not_a_sweep_or_cannot_be_written_is_an_error(tmp_path, monkeypatch, capsys):
+    """--sweep given a file that is not a sweep is the user's bad input, exit 2 (as a missing one is); a --readme
+    file that cannot be written back is exit 1, one error line each."""
+    proc = subprocess.run([sys.executable, str(REPORT), "--sweep", "tests/fixtures/bench-small.json", "--no-charts"],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert proc.returncode == 2 and proc.stdout == "", proc.stderr
+    assert proc.stderr.startswith("error: ") and "is not a sweep's raw file" in proc.stderr
+    assert len(proc.stderr.splitlines()) == 1
+    from harness import blocks, rawfile
+
+    def unwritable(path: Path, text: str) -> None:
+        raise PermissionError(13, "Permission denied", str(path))
+    monkeypatch.setattr(rawfile, "write_atomic", unwritable)
+    readme = tmp_path / "README.md"
+    readme.write_text("<!-- report.py: softplus-ns from tests/fixtures/bench-small.json -->\n<!-- report.py: end -->\n")
+    assert blocks.fill_files([readme], charts=False) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: cannot write {readme}: ") and len(err.splitlines()) == 1, err
 
 
 def test_report_states_the_half_width_of_its_paired_intervals_and_the_pairs_of_a_capped_entry():

@@ -185,15 +185,20 @@ def draw_block_charts(text: str, root: Path = ROOT) -> list[str]:
 
 
 def fill_files(paths: list[Path], charts: bool) -> int:
-    """`--readme`: each file's blocks regenerated in place, then the charts they show (where matplotlib is)."""
+    """`--readme`: each file's blocks regenerated in place, then the charts they show (where matplotlib is).
+    Exit 2 for a file whose blocks cannot be filled (the user's bad input), 1 for one that cannot be written."""
     for path in paths:
         try:
             old = path.read_text()
             new = fill_blocks(old, base=path.resolve().parent)
+        except (OSError, ValueError, KeyError) as e:
+            print(f"error: {path}: {e}", file=sys.stderr)
+            return 2
+        try:
             if new != old:
                 rawfile.write_atomic(path, new)
-        except (OSError, ValueError, KeyError) as e:
-            print(f"error: {e}", file=sys.stderr)
+        except OSError as e:
+            print(f"error: cannot write {path}: {e}", file=sys.stderr)
             return 1
         print(f"{shown_path(path)}: {len(BLOCK.findall(old))} report blocks "
               + ("regenerated" if new != old else "already current"))
@@ -208,15 +213,16 @@ def fill_files(paths: list[Path], charts: bool) -> int:
     return 0
 
 
-def sweep_report(raw: Path, out: Path | None, charts: bool) -> int:
+def sweep_report(raw: Path, out: Path | None, charts: bool, named: bool = True) -> int:
     """`--sweep`: a sweep's sentences (the `sweep` block's text) on stdout, and its charts: into out as sweep.png
     and sweep-rss.png where given, else beside the raw file under its own name (charts.raw_charts), so that
-    results/sweep.png stays the chart of the README's `sweep` block (draw_block_charts)."""
+    results/sweep.png stays the chart of the README's `sweep` block (draw_block_charts). A file that is not a
+    sweep is exit 2 where the user named it (named), 1 where it is the newest found under results/."""
     try:
         sw = Sweep(rawfile.read(raw), raw)
     except (OSError, ValueError, KeyError) as e:
         print(f"error: {e}", file=sys.stderr)
-        return 1
+        return 2 if named else 1
     print("\n".join(sentences(sw)))
     if charts:
         try:
