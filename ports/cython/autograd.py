@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 sys.path.append(str(Path(__file__).resolve().parent.parent / "python"))   # ports/python: cli
+from cli.args import help_text  # noqa: E402
 from cli.driver import Program, main  # noqa: E402
 
 try:   # the extension modules, from the build folder at sys.path[0]
@@ -48,30 +49,8 @@ HAVE = {"softplus": ["v0", "v1", "v2", "v3", "v4", "fused", "fused-simd"], "grap
 IMPL = "cython"
 
 VERSION_TEXT = "autograd (cython) 0.1.0"
-HELP_TEXT = """usage: autograd [--level v0|v1|v2|v3|v4|fused|fused-simd|all] [--iters N] [--seed S]
-                [--threads T] [--json]
-       autograd --workload graph [--level v0|v1|v2|v3|v4|all] [--ops M] [--iters N]
-                [--seed S] [--threads T] [--json]
-       autograd --eval X Y [--json]
-       autograd --help | --version
-
-Runs N forward/backward passes through a reverse-mode autograd at each
-optimization level and prints the time and the checksums. Workloads:
-  softplus  f(x, y) = softplus((x + y) * x), the default; checksums are the
-            sums of f, df/dx and df/dy over the samples
-  graph     a tape of M ops over 100 inputs (Rogozhnikov's benchmark graph),
-            loss = the sum of every node; checksums are the sums of the loss,
-            of the inputs' weighted gradients and of every node's gradient
-
-  --workload W softplus or graph (default softplus)
-  --level L    v0 naive, v1 pool, v2 tape, v3 simd, v4 threads, all (v0..v4,
-               the default), or a softplus baseline: fused, fused-simd
-  --ops M      graph ops, 1..1000000 (default 10000; graph workload only)
-  --iters N    samples, 1..10^12 (default 10000000; graph 10000)
-  --seed S     input stream seed, 0..2^64-1 (default 42)
-  --threads T  threads for v4, 1..1024 (default: the CPUs this process may use)
-  --json       one JSON object per line instead of the table
-  --eval X Y   f and its gradient at one point, through the softplus v2 tape"""
+HELP_TEXT = help_text("""v0 naive, v1 pool, v2 tape, v3 simd, v4 threads, all (v0..v4,
+               the default), or a softplus baseline: fused, fused-simd""")
 
 RUNS = {"v0": run_v0, "v1": run_v1, "v2": run_v2, "v3": run_v3, "fused": run_fused, "fused-simd": run_fused_simd}
 GRAPH_RUNS = {"v0": run_graph_v0, "v1": run_graph_v1, "v2": run_graph_v2, "v3": run_graph_v3}

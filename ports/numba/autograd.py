@@ -21,6 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # sys.path.
 sys.path.append(os.path.join(os.path.dirname(HERE), "python"))
 
+from cli.args import help_text  # noqa: E402
 from cli.driver import Program, main  # noqa: E402
 from core.target import target_text  # noqa: E402  (no Numba import: --help, --version and errors stay quick)
 
@@ -33,31 +34,9 @@ HAVE = {"softplus": ["v2", "v3", "v4", "fused", "fused-simd"],
 IMPL = "numba"
 
 VERSION_TEXT = "autograd (numba) 0.1.0"
-HELP_TEXT = """usage: autograd [--level v0|v1|v2|v3|v4|fused|fused-simd|all] [--iters N] [--seed S]
-                [--threads T] [--json]
-       autograd --workload graph [--level v0|v1|v2|v3|v4|all] [--ops M] [--iters N]
-                [--seed S] [--threads T] [--json]
-       autograd --eval X Y [--json]
-       autograd --help | --version
-
-Runs N forward/backward passes through a reverse-mode autograd at each
-optimization level and prints the time and the checksums. Workloads:
-  softplus  f(x, y) = softplus((x + y) * x), the default; checksums are the
-            sums of f, df/dx and df/dy over the samples
-  graph     a tape of M ops over 100 inputs (Rogozhnikov's benchmark graph),
-            loss = the sum of every node; checksums are the sums of the loss,
-            of the inputs' weighted gradients and of every node's gradient
-
-  --workload W softplus or graph (default softplus)
-  --level L    v2 tape, v3 simd, v4 threads, all (v2..v4, the default), or
+HELP_TEXT = help_text("""v2 tape, v3 simd, v4 threads, all (v2..v4, the default), or
                the softplus baselines fused and fused-simd (v0, v1: not in this
-               Numba port)
-  --ops M      graph ops, 1..1000000 (default 10000; graph workload only)
-  --iters N    samples, 1..10^12 (default 10000000; graph 10000)
-  --seed S     input stream seed, 0..2^64-1 (default 42)
-  --threads T  threads for v4, 1..1024 (default: the CPUs this process may use)
-  --json       one JSON object per line instead of the table
-  --eval X Y   f and its gradient at one point, through the softplus v2 tape"""
+               Numba port)""")
 
 
 def level_function(level):

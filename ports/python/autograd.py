@@ -18,6 +18,7 @@
 import platform
 import time
 
+from cli.args import help_text
 from cli.driver import Program, main
 from softplus.naive import run_v0
 from softplus.pool import run_v1
@@ -36,31 +37,9 @@ HAVE = {"softplus": ["v0", "v1", "v2", "fused"], "graph": ["v0", "v1", "v2"]}
 IMPL = "pypy" if platform.python_implementation() == "PyPy" else "python"
 
 VERSION_TEXT = f"autograd ({IMPL}) 0.1.0"
-HELP_TEXT = """usage: autograd [--level v0|v1|v2|v3|v4|fused|fused-simd|all] [--iters N] [--seed S]
-                [--threads T] [--json]
-       autograd --workload graph [--level v0|v1|v2|v3|v4|all] [--ops M] [--iters N]
-                [--seed S] [--threads T] [--json]
-       autograd --eval X Y [--json]
-       autograd --help | --version
-
-Runs N forward/backward passes through a reverse-mode autograd at each
-optimization level and prints the time and the checksums. Workloads:
-  softplus  f(x, y) = softplus((x + y) * x), the default; checksums are the
-            sums of f, df/dx and df/dy over the samples
-  graph     a tape of M ops over 100 inputs (Rogozhnikov's benchmark graph),
-            loss = the sum of every node; checksums are the sums of the loss,
-            of the inputs' weighted gradients and of every node's gradient
-
-  --workload W softplus or graph (default softplus)
-  --level L    v0 naive, v1 pool, v2 tape, all (v0..v2, the default), or the
+HELP_TEXT = help_text("""v0 naive, v1 pool, v2 tape, all (v0..v2, the default), or the
                softplus baseline fused (v3, v4 and fused-simd: not in this
-               CPython port)
-  --ops M      graph ops, 1..1000000 (default 10000; graph workload only)
-  --iters N    samples, 1..10^12 (default 10000000; graph 10000)
-  --seed S     input stream seed, 0..2^64-1 (default 42)
-  --threads T  threads for v4, 1..1024 (default: the CPUs this process may use)
-  --json       one JSON object per line instead of the table
-  --eval X Y   f and its gradient at one point, through the softplus v2 tape"""
+               CPython port)""")
 
 RUNS = {"v0": run_v0, "v1": run_v1, "v2": run_v2, "fused": run_fused}
 GRAPH_RUNS = {"v0": run_graph_v0, "v1": run_graph_v1, "v2": run_graph_v2}

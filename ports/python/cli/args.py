@@ -16,6 +16,40 @@ DEFAULT_OPS = 10_000
 DEFAULT_SEED = 42
 FLAGS = ("--workload", "--level", "--ops", "--iters", "--seed", "--threads", "--json", "--eval")
 
+# The --help text of contract §4, the Codon program's (autograd.codon) but for v5, which only it has;
+# help_text fills in the --level paragraph, each port's own levels.
+HELP_BEFORE_LEVELS = """usage: autograd [--level v0|v1|v2|v3|v4|fused|fused-simd|all] [--iters N] [--seed S]
+                [--threads T] [--json]
+       autograd --workload graph [--level v0|v1|v2|v3|v4|all] [--ops M] [--iters N]
+                [--seed S] [--threads T] [--json]
+       autograd --eval X Y [--json]
+       autograd --help | --version
+
+Runs N forward/backward passes through a reverse-mode autograd at each
+optimization level and prints the time and the checksums. Workloads:
+  softplus  f(x, y) = softplus((x + y) * x), the default; checksums are the
+            sums of f, df/dx and df/dy over the samples
+  graph     a tape of M ops over 100 inputs (Rogozhnikov's benchmark graph),
+            loss = the sum of every node; checksums are the sums of the loss,
+            of the inputs' weighted gradients and of every node's gradient
+
+  --workload W softplus or graph (default softplus)
+  --level L    """
+HELP_AFTER_LEVELS = f"""
+  --ops M      graph ops, 1..{MAX_GRAPH_OPS} (default {DEFAULT_OPS}; graph workload only)
+  --iters N    samples, 1..10^12 (default {DEFAULT_ITERS}; graph {DEFAULT_GRAPH_ITERS})
+  --seed S     input stream seed, 0..2^64-1 (default {DEFAULT_SEED})
+  --threads T  threads for v4, 1..{MAX_THREADS} (default: the CPUs this process may use)
+  --json       one JSON object per line instead of the table
+  --eval X Y   f and its gradient at one point, through the softplus v2 tape"""
+
+
+def help_text(levels):
+    """The --help text of a port whose --level paragraph is `levels` (its lines after the first
+    indented 15 spaces, as in the text)."""
+    return HELP_BEFORE_LEVELS + levels + HELP_AFTER_LEVELS
+
+
 RUN = 0
 EVAL = 1
 HELP = 2
