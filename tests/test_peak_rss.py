@@ -54,8 +54,8 @@ def test_the_peak_is_the_programs_and_grows_with_the_graph(tmp_path, c_port):
 
 
 def test_codon_graph_v0_peaks_within_1_3x_of_c_at_the_largest_graph(codon, c_port):
-    """autograd.codon's set_collector (docs/findings/memory-footprint.md): at 10^6 ops graph v0 peaks at
-    1.18x the C port's, where Boehm's default divisor, 3, took it to 1.8x. The environment's
+    """autograd.codon's set_collector: at 10^6 ops graph v0 peaks within 1.3x the C port's, and well below
+    its peak with Boehm's default divisor, 3 (the peaks: docs/findings/memory-footprint.md). The environment's
     GC_FREE_SPACE_DIVISOR still wins, which is how the default is run here. Two samples reach the peak."""
     def kib(name: str, env: dict[str, str] | None = None) -> int:
         return peak_rss.measure(peak_rss.argv_of(name, BUILD, 1_000_000, "v0", 2, 1), 120, env)[0]
