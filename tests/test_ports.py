@@ -274,8 +274,9 @@ def test_graph_v0_reuses_its_freed_nodes(impl):
     What the next sample gets must be that freed memory, not pages handed back to the kernel and faulted in
     again: the Rust port once freed its per-sample array of node pointers (141 KB) with the nodes, glibc's
     free of so large a block consolidated the freed nodes and trimmed the heap, and every sample faulted
-    its nodes' pages back in (ports/rust/README.md, Timing). The C, Zig and Rust ports keep that array from
-    sample to sample; Boehm (Codon) and CPython's allocator (Cython's nodes) keep their pages."""
+    its nodes' pages back in (docs/findings/port-rust.md, "Graph v0 keeps its array of Boxes"). The C, Zig
+    and Rust ports keep that array from sample to sample; Boehm (Codon) and CPython's allocator (Cython's
+    nodes) keep their pages."""
     if impl.name in ("python", "pypy"):
         pytest.skip(f"{impl.name}: interpreted, not timed beside the compiled programs")
     if "v0" not in impl.graph_levels:

@@ -49,7 +49,7 @@ GRAPH_RUNS = {"v0": run_graph_v0, "v1": run_graph_v1, "v2": run_graph_v2}
 # times, so a level is warm only when its least-run loop has passed that: softplus's sample loop runs
 # once a sample, the graph's input and grad_in loops 100 times a sample whatever M is. The counts are
 # at or past where a timed run's time per sample stopped falling (`warmup_time.py --sweep`,
-# ports/python/README.md).
+# docs/findings/port-python.md#the-sweep-behind-the-counts).
 WARM_SOFTPLUS = (8, 1000)        # (calls, samples per call)
 WARM_GRAPH_CALLS = 16            # graph: calls of about 10,000 ops (one sample at the default M)
 WARM_GRAPH_OPS = 10_000

@@ -21,7 +21,7 @@ const MAX_VARS = @import("tape.zig").MAX_VARS;
 const MAX_OPS = @import("tape.zig").MAX_OPS;
 const Op = @import("tape.zig").Op;
 
-// Lanes per batch: 256 as in the Codon program (64..1024 measured the same within noise here).
+// Lanes per batch: 256 as in the Codon program.
 // A multiple of every WIDTH.
 pub const BATCH = 256;
 comptime {
