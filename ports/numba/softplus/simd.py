@@ -89,7 +89,8 @@ def batch_backward(t, out):
     """Reverse sweep, lane-wise: grads from 0, grad(out) = 1, each op's local rule. Each
     input gets its own loop, so that an op whose two inputs are one var stays right. The
     ops' loops index the 2-D arrays: a row view (t.grad[a]) is a new array whose reference
-    count Numba raises and drops, five views an op (ports/numba/README.md)."""
+    count Numba raises and drops, five views an op
+    (docs/findings/port-numba.md#the-backward-without-row-views)."""
     for i in range(t.count[0]):
         t.grad[i, :] = 0.0
     t.grad[out, :] = 1.0
