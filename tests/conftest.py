@@ -112,17 +112,28 @@ def make(target: str) -> None:
     subprocess.run(["make", "-s", f"BUILD={BUILD}", target], cwd=ROOT, check=True, env=os.environ.copy())
 
 
-@pytest.fixture(scope="session", params=list(IMPLS))
-def impl(request, codon) -> Program:
-    """Each implementation in turn (after the Codon program, the model); skipped when its toolchain is
-    missing (the Makefile then prints a `skip:` line and builds nothing)."""
-    name = request.param
+def built(name: str) -> Program:
+    """Implementation `name`, built; skipped when its toolchain is missing (the Makefile then prints a
+    `skip:` line and builds nothing)."""
     argv, target, levels, graph_levels = IMPLS[name]
     skip_without_program(name)
     why = build_port(argv, target)
     if why is not None:
         pytest.skip(f"{name}: {why}")
     return Program(argv, name, levels, graph_levels)
+
+
+@pytest.fixture(scope="session", params=list(IMPLS))
+def impl(request, codon) -> Program:
+    """Each implementation in turn, the Codon program first (built before the others, the model)."""
+    return built(request.param)
+
+
+@pytest.fixture(scope="session", params=[name for name in IMPLS if name != "codon"])
+def port(request, codon) -> Program:
+    """Each implementation but the Codon program, for the tests that hold it to the Codon program's output:
+    run against the Codon program itself, they would compare it with itself."""
+    return built(request.param)
 
 
 def build_port(argv: list[str], target: str | None) -> str | None:

@@ -85,7 +85,8 @@ def test_help_and_version(codon):
 
 
 @pytest.mark.parametrize("args", [["--iters", "10"], ["--version"], ["--help"], ["--eval", "1", "2"],
-                                  ["--workload", "graph", "--ops", "8", "--iters", "2", "--json"]])
+                                  ["--workload", "graph", "--ops", "8", "--iters", "2", "--json"],
+                                  ["--workload", "graph", "--ops", "8", "--iters", "2", "--json", "--level", "v2"]])
 def test_unwritable_output_is_an_error(codon, args):
     """> /dev/full: one error line and exit 1, never a silent success (contract §4)."""
     if not os.path.exists("/dev/full"):

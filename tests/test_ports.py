@@ -1,7 +1,10 @@
-"""Parity: every implementation (Codon, C, Zig, Rust, CPython) against the contract and against each other.
+"""Parity: every port (the registry's implementations but the peers and the Codon program) against the
+contract and against the Codon program, and every implementation's v4 threads and graph memory.
 
 The Codon program is the model: each port must print the same sums (digit for digit at the sequential
-levels), the same --eval results and the same table columns, and refuse the same bad inputs.
+levels), the same --eval results and the same table columns, and refuse the same bad inputs. Those tests
+take the `port` fixture, which leaves the Codon program out (it would be compared with itself; its own
+answers are tests/test_contract.py's, test_cli.py's and test_graph.py's); the others take `impl`.
 """
 import json
 import os
@@ -36,12 +39,12 @@ def batched(impl):
 
 
 @pytest.mark.parametrize("n", sorted(ref.KNOWN_SUMS))
-def test_known_answers_at_every_level(impl, n):
-    for level in sequential(impl):
-        assert tuple(f"{v:.17g}" for v in impl.sums(level, n)) == ref.KNOWN_SUMS[n], (impl.name, level)
-    for level in batched(impl):
-        for got, known in zip(impl.sums(level, n), ref.KNOWN_SUMS[n]):
-            assert ref.rel_diff(got, float(known)) <= ref.BATCHED_RTOL, (impl.name, level, got)
+def test_known_answers_at_every_level(port, n):
+    for level in sequential(port):
+        assert tuple(f"{v:.17g}" for v in port.sums(level, n)) == ref.KNOWN_SUMS[n], (port.name, level)
+    for level in batched(port):
+        for got, known in zip(port.sums(level, n), ref.KNOWN_SUMS[n]):
+            assert ref.rel_diff(got, float(known)) <= ref.BATCHED_RTOL, (port.name, level, got)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -57,44 +60,44 @@ def test_sums_agree_with_the_codon_program(impl, codon, seed, n):
                 assert ref.rel_diff(a, b) <= ref.BATCHED_RTOL, (impl.name, level, threads, got, v2)
 
 
-def test_default_run_has_the_same_rows(impl, codon):
+def test_default_run_has_the_same_rows(port, codon):
     """--level all: the same levels in the same order, the same sums (batched: within tolerance)."""
-    mine = impl.records("--iters", "300", "--seed", "5", "--threads", "2")
+    mine = port.records("--iters", "300", "--seed", "5", "--threads", "2")
     model = [r for r in codon.records("--iters", "300", "--seed", "5", "--threads", "2")
-             if r["level"] in impl.levels]
+             if r["level"] in port.levels]
     assert [r["level"] for r in mine] == [r["level"] for r in model]
     for a, b in zip(mine, model):
-        assert a["impl"] == impl.name
+        assert a["impl"] == port.name
         assert {k: a[k] for k in ("iters", "seed", "threads")} == {k: b[k] for k in ("iters", "seed", "threads")}
         for key in ("sum_f", "sum_dx", "sum_dy"):
             assert ref.rel_diff(a[key], b[key]) <= (0 if a["level"] in ref.SEQUENTIAL_LEVELS else ref.BATCHED_RTOL)
 
 
-def test_text_table_matches_the_codon_program(impl, codon):
+def test_text_table_matches_the_codon_program(port, codon):
     def rows(out):   # drop impl, seconds, ns/iter and "vs v0", which legitimately differ
         lines = out.splitlines()
         return [lines[0]] + [" ".join(line.split()[1:4] + line.split()[7:]) for line in lines[1:]]
     args = ("--iters", "100", "--level", "v2")
-    mine, model = impl.ok(*args), codon.ok(*args)
+    mine, model = port.ok(*args), codon.ok(*args)
     assert rows(mine) == rows(model)
-    assert mine.splitlines()[1].startswith(f"{impl.name} ")
+    assert mine.splitlines()[1].startswith(f"{port.name} ")
 
 
 @pytest.mark.parametrize("x, y", EXTREME_POINTS)
-def test_eval_agrees_with_the_codon_program(impl, codon, x, y):
+def test_eval_agrees_with_the_codon_program(port, codon, x, y):
     strip = lambda out: out.split(", ", 1)[1]   # everything after "impl"
-    assert strip(impl.ok("--eval", x, y, "--json")) == strip(codon.ok("--eval", x, y, "--json"))
-    assert impl.ok("--eval", x, y) == codon.ok("--eval", x, y)
+    assert strip(port.ok("--eval", x, y, "--json")) == strip(codon.ok("--eval", x, y, "--json"))
+    assert port.ok("--eval", x, y) == codon.ok("--eval", x, y)
 
 
 @pytest.mark.parametrize("args", BAD_ARGS, ids=[repr(a) for a in BAD_ARGS])
-def test_bad_input_is_refused_the_same_way(impl, codon, args):
+def test_bad_input_is_refused_the_same_way(port, codon, args):
     """One error line, exit 2, nothing on stdout: the same message as the Codon program's."""
-    proc = impl.run(*args)
-    assert proc.returncode == 2 and proc.stdout == "", (impl.name, proc)
+    proc = port.run(*args)
+    assert proc.returncode == 2 and proc.stdout == "", (port.name, proc)
     lines = proc.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), (impl.name, proc.stderr)
-    assert proc.stderr == codon.run(*args).stderr, impl.name
+    assert len(lines) == 1 and lines[0].startswith("error: "), (port.name, proc.stderr)
+    assert proc.stderr == codon.run(*args).stderr, port.name
 
 
 MISSING = [(name, level) for name, (_, _, levels, _) in IMPLS.items()
@@ -115,10 +118,10 @@ def test_missing_levels_are_refused(name, level):
 
 @pytest.mark.parametrize("args", [["--iters", "10"], ["--version"], ["--help"], ["--eval", "1", "2"],
                                   ["--workload", "graph", "--ops", "8", "--iters", "2", "--json", "--level", "v2"]])
-def test_unwritable_output_is_an_error(impl, args):
+def test_unwritable_output_is_an_error(port, args):
     with open("/dev/full", "w") as full:
-        proc = subprocess.run(impl.argv + args, stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
-    assert proc.returncode == 1 and proc.stderr == "error: cannot write to standard output\n", (impl.name, proc)
+        proc = subprocess.run(port.argv + args, stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert proc.returncode == 1 and proc.stderr == "error: cannot write to standard output\n", (port.name, proc)
 
 
 # The graph workload (docs/contract-graph.md): every port against G4 and against the Codon program, at
@@ -128,40 +131,40 @@ def graph_levels(impl):
 
 
 @pytest.mark.parametrize("m, n", sorted(ref.GRAPH_KNOWN))
-def test_graph_known_answers_at_every_level(impl, m, n):
+def test_graph_known_answers_at_every_level(port, m, n):
     known = ref.GRAPH_KNOWN[(m, n)]
-    for level in graph_levels(impl):
-        got = impl.graph_sums(level, m, n, threads=3 if level == "v4" else None)
+    for level in graph_levels(port):
+        got = port.graph_sums(level, m, n, threads=3 if level == "v4" else None)
         if level in ("v3", "v4"):
-            assert all(ref.rel_diff(a, float(b)) <= ref.BATCHED_RTOL for a, b in zip(got, known)), (impl.name, level)
+            assert all(ref.rel_diff(a, float(b)) <= ref.BATCHED_RTOL for a, b in zip(got, known)), (port.name, level)
         else:
-            assert tuple(f"{v:.17g}" for v in got) == known, (impl.name, level)
+            assert tuple(f"{v:.17g}" for v in got) == known, (port.name, level)
 
 
 @pytest.mark.parametrize("seed", [42, 2**64 - 1])
 @pytest.mark.parametrize("m", [1, 2, 3, 4, 5, 37, 10_001])
-def test_graph_agrees_with_the_codon_program(impl, codon, seed, m):
+def test_graph_agrees_with_the_codon_program(port, codon, seed, m):
     n = 3 if m > 1000 else 17
-    for level in graph_levels(impl):
+    for level in graph_levels(port):
         for threads in ([1, 2, 7] if level == "v4" else [None]):
-            got = impl.graph_sums(level, m, n, seed, threads)
+            got = port.graph_sums(level, m, n, seed, threads)
             want = codon.graph_sums(level, m, n, seed, threads)
             if level in ("v3", "v4"):
-                assert all(ref.rel_diff(a, b) <= ref.BATCHED_RTOL for a, b in zip(got, want)), (impl.name, level)
+                assert all(ref.rel_diff(a, b) <= ref.BATCHED_RTOL for a, b in zip(got, want)), (port.name, level)
             else:
-                assert got == want, (impl.name, level)
+                assert got == want, (port.name, level)
 
 
-def test_graph_rows_match_the_codon_program(impl, codon):
+def test_graph_rows_match_the_codon_program(port, codon):
     """The same JSON keys and values (bar impl and times), the same text columns."""
     args = ("--workload", "graph", "--ops", "9", "--iters", "2", "--level", "v2")
     timing = {"impl", "seconds", "cpu_seconds", "ns_per_iter", "ns_per_op"}
-    (mine,), (model,) = impl.records(*args), codon.records(*args)
-    assert list(mine) == list(model) and mine["impl"] == impl.name
+    (mine,), (model,) = port.records(*args), codon.records(*args)
+    assert list(mine) == list(model) and mine["impl"] == port.name
     assert {k: v for k, v in mine.items() if k not in timing} == {k: v for k, v in model.items() if k not in timing}
     text = lambda out: [line.split()[1:5] + line.split()[9:] for line in out.splitlines()[1:]]
-    assert impl.ok(*args).splitlines()[0] == codon.ok(*args).splitlines()[0]
-    assert text(impl.ok(*args)) == text(codon.ok(*args))
+    assert port.ok(*args).splitlines()[0] == codon.ok(*args).splitlines()[0]
+    assert text(port.ok(*args)) == text(codon.ok(*args))
 
 
 def but_the_levels(help_text: str) -> list[str]:
@@ -175,17 +178,16 @@ def but_the_levels(help_text: str) -> list[str]:
     return lines
 
 
-def test_help_and_version(impl, codon):
+def test_help_and_version(port, codon):
     """--help is the Codon program's, but for v5 (the Codon program's alone) and the --level paragraph."""
     model = codon.ok("--help").replace("|v4|v5|", "|v4|").replace(";\n               v5's grid depends on N alone", "")
     assert "v5" not in "\n".join(but_the_levels(model))
-    if impl.name != codon.name:
-        assert but_the_levels(impl.ok("--help")) == but_the_levels(model)
-    lines = impl.ok("--version").splitlines()
-    assert lines[0].startswith(f"autograd ({impl.name}) ")
-    if impl.name not in ("python", "pypy"):   # the compiled ones name their target and vector width like Codon's
+    assert but_the_levels(port.ok("--help")) == but_the_levels(model)
+    lines = port.ok("--version").splitlines()
+    assert lines[0].startswith(f"autograd ({port.name}) ")
+    if port.name not in ("python", "pypy"):   # the compiled ones name their target and vector width like Codon's
         want = codon.ok("--version").splitlines()[1].split(",")[1:]
-        if widest_width(impl.name, 8) < 8 and "width 8" in want[0]:    # a Rust compiler without AVX-512
+        if widest_width(port.name, 8) < 8 and "width 8" in want[0]:    # a Rust compiler without AVX-512
             want = [" vector width 4 doubles: AVX2 (libmvec _ZGVdN4v)"]
         assert len(lines) == 2 and lines[1].split(",")[1:] == want
 
@@ -291,8 +293,8 @@ def test_graph_v0_reuses_its_freed_nodes(impl):
 
 def test_graph_sample_at_a_million_ops_touches_one_tape(impl):
     """One sample of graph v3 at 10^6 ops fills one batch tape, 1,750,100 nodes of 16 lanes of val and grad
-    (448 MB, 109,379 pages), and the ops and saved lanes beside it: 1.12 tapes' pages more than a 1,000-op
-    run in every port. A program that touches it twice pays twice, outside the timed region but in every run:
+    (448 MB, 109,379 pages), and the ops and saved lanes beside it: a little more than one tape's pages
+    more than a 1,000-op run. A program that touches it twice pays twice, outside the timed region but in every run:
     the Numba port's warm-up once ran its one sample at the run's M, touching a second tape's pages."""
     if "v3" not in impl.graph_levels:
         pytest.skip(f"{impl.name} has no graph v3")
