@@ -143,9 +143,9 @@ def test_each_round_runs_a_levels_implementations_back_to_back_and_ratios_are_pa
 
 def test_the_fastest_and_the_best_port_are_found_by_the_pairs_not_by_separate_medians():
     """A machine whose speed drifts from round to round: C's runs fell in its fast rounds, so its median
-    is the smallest, yet in every round Mojo ran 0.95 of C's time and Codon 1.07 of Mojo's (the Zen 4's
-    softplus v1 of 2026-12-04, where the medians named C the best port and Codon / C read 1.00). The
-    cell's fastest and Codon's best port are Mojo, the one the adjacent runs rank first."""
+    is the smallest, yet in every round Mojo runs faster than C and Codon slower than Mojo (a case seen in
+    a committed run, where the medians named C the best port and Codon tied it). The cell's fastest and
+    Codon's best port are Mojo, the one the adjacent runs rank first."""
     import impls
     speed = [1.0, 1.0, 1.0, 1.0, 1.6, 1.6, 1.6]              # slow rounds, then fast ones
     c_ns = [60 / s for s in speed]
@@ -168,8 +168,8 @@ def test_the_fastest_and_the_best_port_are_found_by_the_pairs_not_by_separate_me
 
 def test_the_best_port_is_one_codon_is_behind_before_a_wider_tie():
     """Numba, timed in 15 rounds, ties Codon with a higher median than Mojo, which Codon is clearly behind
-    (the Intel Xeon model 106's softplus v4 of 2026-12-06T063933Z: Numba 1.14 [0.97, 1.28], Mojo 1.02
-    [1.00, 1.05]). The best port is Mojo, and the cell reads behind."""
+    (a case seen in a committed run: docs/findings/codon-against-the-best-port.md). The best port is Mojo,
+    and the cell reads behind."""
     import impls
     codon = [100.0] * 9
     per_round = {"codon": codon, "mojo": [t / r for t, r in zip(codon, [1.02, 1.03, 1.01, 1.02, 1.04, 1.02, 1.01,
@@ -191,7 +191,7 @@ def test_the_best_port_is_one_codon_is_behind_before_a_wider_tie():
 
 def test_a_graph_peer_at_fewer_ops_is_not_the_fastest_of_the_ports_cell():
     """JAX's graph v3 runs 100 ops a sample, the programs 10,000: its time per sample is the smallest but
-    not comparable. bench.py once paired every graph v3 entry with it (the Zen 4's run of 2026-12-04)."""
+    not comparable, so no graph v3 entry is paired with it."""
     import impls
     pairs, results = [], []
     for name, kind, ops, ns in (("codon", "codon", 10000, 30000.0), ("c", "port", 10000, 36000.0),

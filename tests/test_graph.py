@@ -121,9 +121,9 @@ def test_v1_fills_its_pool_without_a_collection(codon):
 
 def test_v1_grows_the_heap_once_for_its_pool(codon):
     """graph/nodes.codon grows Boehm's heap once for all of v1's pool (GC_expand_hp) before it
-    takes the nodes a list at a time (GC_malloc_many); one GC_malloc a node, the heap grew five
-    times on the way (at the default 10,000 ops), each growth a step of the pool's making. A
-    softplus run, which allocates nothing large, grows it once, at start-up."""
+    takes the nodes a list at a time (GC_malloc_many); with one GC_malloc a node the heap would grow
+    several times on the way, each growth a step of the pool's making. A softplus run, which
+    allocates nothing large, grows it once, at start-up."""
     start_up = heap_growths(codon, "--level", "v1", "--iters", "1")
     for n in ["1", "3"]:
         assert heap_growths(codon, "--workload", "graph", "--level", "v1", "--iters", n) <= start_up + 1, n
@@ -169,9 +169,9 @@ def test_largest_graph(codon):
 
 def test_batch_tapes_are_allocated_without_a_collection(codon):
     """graph/simd.codon pauses the collector while a v3 or v4 thread allocates its batch tape and
-    lane sums (4.8 MB that all stay live): as the heap grew, Boehm ran one collection for v3 and
-    three for v4 on two threads, each stopping the other threads while it marked, a pause inside
-    the timed region. Each batch's checksum lanes are kept too, so the loop allocates nothing."""
+    lane sums (4.8 MB that all stay live): with it running, Boehm would collect as the heap grew,
+    each collection stopping the other threads while it marked, a pause inside the timed region.
+    Each batch's checksum lanes are kept too, so the loop allocates nothing."""
     tape = collections(codon, "--workload", "graph", "--level", "v2", "--iters", "1")
     assert collections(codon, "--workload", "graph", "--level", "v3", "--iters", "48") <= tape
     for t in ["2", "3"]:

@@ -1,7 +1,7 @@
 """The Numba port's own checks, beside the parity tests every port gets (test_ports.py): that its graph v3
 lane arithmetic compiles to vector instructions (ports/numba/graph/lanes.py). Written as loops over 16-lane
-views, LLVM unrolled each op's loop into scalar code (on a Zen 4: 32 scalar divides and no packed one in the
-forward pass's code, 16 in the backward's), and graph v3 and v4 were far slower
+views, LLVM unrolls each op's loop into scalar code (scalar divides and no packed one in the forward and
+backward passes' code), and graph v3 and v4 are far slower
 (docs/findings/port-numba.md#graph-v3-and-v4-in-explicit-vectors).
 The divides stand for the rest of the lane arithmetic: softmax4 divides in the forward pass, the sigmoid in
 the backward. And that the softplus levels' lane loops, left to LLVM's loop vectorizer, are vectorized where
@@ -101,12 +101,14 @@ def test_graph_v3_lane_arithmetic_is_vector_code(tmp_path):
         scalar, packed = map(int, lines[name].split())
         assert packed > 0, f"{name}: {scalar} scalar and no packed divide"
     # Softplus v3's backward: the zeroing's two row views (t.grad[i, :], t.grad[out, :]) take 4 reference-count
-    # calls; its loop over the ops none. With five row views an op (t.grad[a] and the like) it had 17, and
-    # softplus v3 and v4 were slower (docs/findings/port-numba.md#the-backward-without-row-views).
+    # calls; its loop over the ops none. Five row views an op (t.grad[a] and the like) would add a pair of
+    # calls each, and softplus v3 and v4 would be slower
+    # (docs/findings/port-numba.md#the-backward-without-row-views).
     assert int(lines["softplus_backward_refcounts"]) <= 4, lines["softplus_backward_refcounts"]
-    # Signed ids: 12 negative-index tests in graph v2's backward (x86-64-v3 and the Zen 4's native build).
+    # Unsigned ids: no negative-index test (`sar $63`) in graph v2's backward; signed ids would put one in
+    # each access.
     assert int(lines["graph_v2_backward_sar63"]) == 0, lines["graph_v2_backward_sar63"]
-    # Op rows 6 apart in a flat array: 8 imuls by the 2-D array's stride in graph v2's record_ops before.
+    # Op rows 6 apart in a flat array: no imul by a 2-D array's run-time stride in graph v2's record_ops.
     assert int(lines["graph_v2_record_imul"]) == 0, lines["graph_v2_record_imul"]
     # The batch levels' lanes on cache lines (core/vmath.py's alloc_lanes): no vector load straddles two.
     assert set(lines["lane_offsets"].split()) == {"0"}, lines["lane_offsets"]

@@ -51,8 +51,7 @@ def test_each_timed_run_records_its_own_peak_rss_and_an_older_raw_file_still_rea
     before the record reads as before, with no peak to show."""
     proc, doc = run_bench(tmp_path, fake("good", "alloc=150", name="big"), fake("good", name="small"))
     assert proc.returncode == 0, proc.stderr
-    (path,) = (tmp_path / "results" / "raw").glob(f"*/*{rawfile.SUFFIX}")
-    assert rawfile.read(path) == doc and rawfile.encode(doc) == path.read_bytes()
+    (path,) = (tmp_path / "results" / "raw").glob(f"*/*{rawfile.SUFFIX}")   # doc: this file, read back
     big, small = result(doc, "big"), result(doc, "small")
     assert len(big["runs"]) == len(small["runs"]) == 2
     assert all(run["peak_rss_kb"] * 1024 >= 150e6 for run in big["runs"])
@@ -88,8 +87,8 @@ def test_an_interrupted_run_leaves_no_results_file(tmp_path):
 
 
 def test_the_raw_file_is_compressed_json_and_the_same_bytes_for_the_same_run(tmp_path):
-    """A `make bench` run's raw file is gzip-compressed JSON (2.7 MB of JSON a full run, 0.34 MB so), and its
-    gzip header holds no time or name: encoding the run again gives its bytes."""
+    """A `make bench` run's raw file is gzip-compressed JSON, and its gzip header holds no time or name:
+    encoding the run again gives its bytes."""
     proc, doc = run_bench(tmp_path, "ok")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     (path,) = (tmp_path / "results" / "raw").glob("*/*")
