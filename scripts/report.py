@@ -80,7 +80,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {', '.join(shown_path(p) for p in paths)}: no successful timing to report", file=sys.stderr)
         return 1
     runs.sort(key=lambda d: d.machine["date"], reverse=True)
-    args.out.mkdir(parents=True, exist_ok=True)
+    if problem := rawfile.unwritable(args.out):         # unwritable output: an error before anything is drawn
+        print(f"error: {problem}", file=sys.stderr)
+        return 1
     drawn: list[str] = []
     if not args.no_charts:
         try:
@@ -89,11 +91,15 @@ def main(argv: list[str] | None = None) -> int:
             print("error: matplotlib is not installed (`make bench` installs it; or use --no-charts)",
                   file=sys.stderr)
             return 1
-        drawn = charts(runs[0], args.out)
-    rawfile.write_atomic(args.out / "README.md", markdown(runs, drawn, args.out, [d for d in history if d.ok]))
     pages = [args.out / page_name(d) for d in runs]
-    for k, (d, page) in enumerate(zip(runs, pages)):
-        rawfile.write_atomic(page, machine_page(d, drawn if k == 0 else [], args.out))
+    try:
+        drawn = [] if args.no_charts else charts(runs[0], args.out)
+        rawfile.write_atomic(args.out / "README.md", markdown(runs, drawn, args.out, [d for d in history if d.ok]))
+        for k, (d, page) in enumerate(zip(runs, pages)):
+            rawfile.write_atomic(page, machine_page(d, drawn if k == 0 else [], args.out))
+    except OSError as e:                                # a full disk, a page that is a folder
+        print(f"error: cannot write {e.filename or args.out}: {e.strerror or e}", file=sys.stderr)
+        return 1
     print("wrote " + ", ".join(shown_path(p) for p in [args.out / "README.md", *pages]
                                + [args.out / CHARTS[k] for k in drawn]))
     return 0

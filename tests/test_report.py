@@ -418,3 +418,21 @@ def test_modes_bad_input_is_one_error_line_and_status_2(tmp_path):
     assert proc.returncode == 2 and proc.stderr.startswith("error: ")
     proc = modes(str(raw), "--level", "v9", "--b", "c", "--split-ns", "85")           # not a level at all
     assert proc.returncode == 2 and "argument --level: invalid choice: 'v9'" in proc.stderr
+
+
+def test_an_unwritable_out_is_an_error_before_anything_is_written(tmp_path):
+    """--out under a file (so no folder can be made there, whoever runs it): one error line and exit 1, as a
+    program's unwritable output is, where report.py and --sweep's charts ended in a traceback. With
+    --no-charts, --sweep writes nothing and still prints its sentences."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    sweep = sorted((ROOT / "results" / "sweep").glob("*/*.json.gz"))[-1]
+    for args in (["tests/fixtures/bench-small.json", "--no-charts"], ["tests/fixtures/bench-small.json"],
+                 ["--sweep", str(sweep)]):
+        proc = subprocess.run([sys.executable, str(REPORT), *args, "--out", str(blocker / "out")],
+                              capture_output=True, text=True, timeout=120, cwd=ROOT)
+        assert proc.returncode == 1 and proc.stdout == "", (args, proc.stdout, proc.stderr)
+        assert proc.stderr == f"error: cannot write to {blocker / 'out'}: Not a directory\n", (args, proc.stderr)
+    proc = subprocess.run([sys.executable, str(REPORT), "--sweep", str(sweep), "--no-charts", "--out",
+                           str(blocker / "out")], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert proc.returncode == 0 and "doubles at" in proc.stdout, proc.stderr

@@ -208,7 +208,12 @@ def fill_files(paths: list[Path], charts: bool) -> int:
             except ImportError:
                 print("skip: charts (matplotlib is not installed: `make bench` installs it)")
                 continue
-            for png in draw_block_charts(new):
+            try:
+                drawn = draw_block_charts(new)
+            except OSError as e:
+                print(f"error: cannot write a chart: {e.strerror or e} ({e.filename})", file=sys.stderr)
+                return 1
+            for png in drawn:
                 print(f"wrote {png}")
     return 0
 
@@ -217,12 +222,16 @@ def sweep_report(raw: Path, out: Path | None, charts: bool, named: bool = True) 
     """`--sweep`: a sweep's sentences (the `sweep` block's text) on stdout, and its charts: into out as sweep.png
     and sweep-rss.png where given, else beside the raw file under its own name (charts.raw_charts), so that
     results/sweep.png stays the chart of the README's `sweep` block (draw_block_charts). A file that is not a
-    sweep is exit 2 where the user named it (named), 1 where it is the newest found under results/."""
+    sweep is exit 2 where the user named it (named), 1 where it is the newest found under results/. Charts
+    that cannot be written are exit 1, found before anything is printed."""
     try:
         sw = Sweep(rawfile.read(raw), raw)
     except (OSError, ValueError, KeyError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2 if named else 1
+    if charts and (problem := rawfile.unwritable(out or raw.parent)):
+        print(f"error: {problem}", file=sys.stderr)
+        return 1
     print("\n".join(sentences(sw)))
     if charts:
         try:
@@ -231,6 +240,10 @@ def sweep_report(raw: Path, out: Path | None, charts: bool, named: bool = True) 
             print("skip: charts (matplotlib is not installed: `make bench` installs it)")
             return 0
         from harness.charts import SWEEP_CHARTS, raw_charts, sweep_charts
-        drawn = sweep_charts(sw, out, SWEEP_CHARTS) if out else sweep_charts(sw, raw.parent, raw_charts(raw))
+        try:
+            drawn = sweep_charts(sw, out, SWEEP_CHARTS) if out else sweep_charts(sw, raw.parent, raw_charts(raw))
+        except OSError as e:
+            print(f"error: cannot write a chart: {e.strerror or e} ({e.filename})", file=sys.stderr)
+            return 1
         print("wrote " + ", ".join(shown_path(p) for p in drawn))
     return 0
