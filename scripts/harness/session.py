@@ -10,7 +10,7 @@ import signal
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import machine
 from harness import ROOT, budgets, rawfile
@@ -174,6 +174,21 @@ def interrupt(signum: int, frame: object) -> None:
     """Signal handler: turn SIGTERM into the KeyboardInterrupt that Ctrl-C raises."""
     raise KeyboardInterrupt
 
+
+def begin(opts: argparse.Namespace, choose: Callable[[argparse.Namespace], list[Impl] | None]
+          ) -> tuple[list[Impl], dt.datetime] | int:
+    """The start of a `make bench` or `make sweep` run: SIGTERM (a CI timeout, `kill`) made to end it as
+    Ctrl-C does, children killed and no results file; the implementations `choose` picks, and the results
+    folder checked, before anything is built. (impls, the start time), or exit status 2, its error said."""
+    signal.signal(signal.SIGTERM, interrupt)
+    impls = choose(opts)
+    if impls is None:
+        return 2
+    if problem := rawfile.unwritable(opts.results_dir):
+        log(f"error: {problem}")
+        return 2
+    return impls, dt.datetime.now(dt.timezone.utc)
+
 def print_summary(run: Run, doc: dict[str, Any], path: Path, opts: argparse.Namespace) -> int:
     """The summary on stdout (tables, Codon against the best port, failures, notes, budgets); the exit status."""
     for workload in opts.workloads:
@@ -213,15 +228,10 @@ def print_summary(run: Run, doc: dict[str, Any], path: Path, opts: argparse.Name
 
 def bench(opts: argparse.Namespace, argv: list[str] | None = None) -> int:
     """The whole run from parsed options (argv: the command line, for the record); returns the exit status."""
-    # SIGTERM (a CI timeout, `kill`) ends the run like Ctrl-C: children killed, no results file.
-    signal.signal(signal.SIGTERM, interrupt)
-    impls = chosen(opts)
-    if impls is None:
-        return 2
-    if problem := rawfile.unwritable(opts.results_dir):
-        log(f"error: {problem}")
-        return 2
-    started = dt.datetime.now(dt.timezone.utc)
+    begun = begin(opts, chosen)
+    if isinstance(begun, int):
+        return begun
+    impls, started = begun
     try:
         run = measure(impls, opts, started)
         doc = document(run, opts, argv, started)

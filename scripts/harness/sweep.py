@@ -8,7 +8,6 @@ import datetime as dt
 import os
 import re
 import shlex
-import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ from harness.build import build_all, probe_graph
 from harness.calibrate import calibrate_all
 from harness.host import machine_info
 from harness.processes import log
-from harness.session import Run, chosen, implementations, interrupt, problems
+from harness.session import Run, begin, chosen, implementations, problems
 from harness.state import ImplState, ImplStatus, Pair, make_pairs
 from harness.sweepdata import GRAPH_BATCH
 from harness.timing import compare_paired, short_runs, summarise, time_all
@@ -91,14 +90,10 @@ def one_size(states: list[ImplState], opts: argparse.Namespace, most: int, host:
 
 def sweep(opts: argparse.Namespace, argv: list[str] | None = None) -> int:
     """The whole sweep from parsed options; returns the exit status (bench's: 0, 1 failures, 2, 130)."""
-    signal.signal(signal.SIGTERM, interrupt)
-    impls = sweep_impls(opts)
-    if impls is None:
-        return 2
-    if problem := rawfile.unwritable(opts.results_dir):
-        log(f"error: {problem}")
-        return 2
-    started = dt.datetime.now(dt.timezone.utc)
+    begun = begin(opts, sweep_impls)
+    if isinstance(begun, int):
+        return begun
+    impls, started = begun
     try:
         host = machine_info(started)
         host["caches"] = machine.caches()
