@@ -23,11 +23,10 @@ PEERS = {"numpy": ROOT / "peers" / "numpy_peer.py", "jax": ROOT / "peers" / "jax
 PEER_LEVEL = {"numpy": "fused-simd", "jax": "v3", "torch": "v3"}
 
 
+# More refusals, each held to the Codon program's words: test_peers.py's test_refusals_match_the_codon_program.
 @pytest.mark.parametrize("peer", sorted(PEERS))
-@pytest.mark.parametrize("args", [["--iters", "0"], ["--iters", "1e3"], ["--seed", "18446744073709551616"],
-                                  ["--json", "--json"], ["--level"], ["--level", "v9"], ["--level=v3"],
-                                  ["--eval", "1"], ["--eval", "inf", "1"], ["--eval", "1", "2", "--iters", "3"],
-                                  ["--help", "--json"], ["-h"], ["--threads", "1025"]])
+@pytest.mark.parametrize("args", [["--iters", "1e3"], ["--level"], ["--level", "v9"], ["--eval", "1"],
+                                  ["--eval", "inf", "1"], ["--eval", "1", "2", "--iters", "3"], ["-h"]])
 def test_peer_bad_input(peer, args):
     proc = subprocess.run([sys.executable, str(PEERS[peer]), *args], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and proc.stdout == ""
