@@ -55,6 +55,15 @@ def calibrate(program: list[str], workload: str, level: str, opts: argparse.Name
     return n
 
 
+def command_text(text: str) -> str:
+    """argparse type: a command as shell words, which shlex can split as the shell would."""
+    try:
+        shlex.split(text)
+    except ValueError as e:                             # a quote that does not close
+        raise argparse.ArgumentTypeError(f"{e}: {text}") from None
+    return text
+
+
 def missing(program: list[str]) -> bool:
     """Whether a command's program is absent: a path (from the repository root, where runs start) that is no
     executable file, or a name not on PATH."""
@@ -73,8 +82,9 @@ def same_sums(a: dict, b: dict, workload: str, level: str, contract: bool) -> bo
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--a", required=True, help="the baseline's command (shell words), e.g. build-old/autograd-c")
-    p.add_argument("--b", required=True, help="the command compared with it")
+    p.add_argument("--a", type=command_text, required=True,
+                   help="the baseline's command (shell words), e.g. build-old/autograd-c")
+    p.add_argument("--b", type=command_text, required=True, help="the command compared with it")
     p.add_argument("--workloads", type=name_list, default=list(WORKLOADS),
                    help=f"workloads, comma-separated (default {','.join(WORKLOADS)})")
     p.add_argument("--levels", type=name_list, help="levels (default: every level of each workload, baselines "

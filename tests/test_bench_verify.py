@@ -165,16 +165,17 @@ def test_a_missing_program_is_skipped(tmp_path):
 
 @pytest.mark.parametrize("script", ["bench.py", "sweep.py"])
 def test_what_every_program_would_refuse_or_an_unwritable_folder_stops_the_run_before_it_starts(tmp_path, script):
-    """A --results-dir that cannot be written, or an --ops, --iters or --threads past the programs' own bounds
-    (contract §4), is one error line and exit 2 before any build or run: not a traceback after the whole run,
-    nor a run in which every program fails."""
+    """A --results-dir that cannot be written, an --ops, --iters or --threads past the programs' own bounds
+    (contract §4), or a --min-time or --timeout of infinity (calibration's arithmetic was an OverflowError
+    traceback) is one error line and exit 2 before any build or run: not a traceback after the whole run, nor
+    a run in which every program fails."""
     registry = tmp_path / "registry.json"
     registry.write_text(json.dumps([fake("good", "graph=yes")]))
     blocker = tmp_path / "a-file"
     blocker.write_text("")
     size = "--ops" if script == "bench.py" else "--sizes"
     for args in (["--results-dir", str(blocker / "results")], [size, "1000001"], ["--iters", str(10**12 + 1)],
-                 ["--threads", "1025"]):
+                 ["--threads", "1025"], ["--min-time", "inf"], ["--timeout", "inf"]):
         proc = subprocess.run([sys.executable, str(ROOT / "scripts" / script), "--registry", str(registry),
                                "--no-build", "--build-dir", BUILD, "--results-dir", str(tmp_path / "results"),
                                *args], capture_output=True, text=True, timeout=60, cwd=ROOT,

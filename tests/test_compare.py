@@ -49,13 +49,15 @@ def test_different_digits_fail_unless_the_contract_tolerance_is_asked_for(tmp_pa
 
 
 def test_bad_usage_is_one_error_line_before_any_run(tmp_path):
-    """A missing program, an unknown level, a value every program refuses, or a --json that cannot be written:
-    exit 2 and one `error:` line before anything runs, not a traceback at the first run or after the last."""
+    """A missing program, a command whose quotes do not close (shlex's ValueError was a traceback), an unknown
+    level, a value every program refuses, an infinite --min-time, or a --json that cannot be written: exit 2 and
+    one `error:` line before anything runs, not a traceback at the first run or after the last."""
     log = tmp_path / "calls.log"
     folder = tmp_path / "a-folder"
     folder.mkdir()
-    for args in (["--b", str(tmp_path / "no-such-program")], ["--levels", "v2,v9"], ["--ops", "1000001"],
-                 ["--threads", "1025"], ["--pairs", "0"], ["--json", str(tmp_path / "no-folder" / "x.json")],
+    for args in (["--b", str(tmp_path / "no-such-program")], ["--b", f"{FAKE} 'good"], ["--levels", "v2,v9"],
+                 ["--ops", "1000001"], ["--threads", "1025"], ["--pairs", "0"], ["--min-time", "inf"],
+                 ["--json", str(tmp_path / "no-folder" / "x.json")],
                  ["--json", str(folder)]):
         proc = subprocess.run([sys.executable, str(ROOT / "scripts/compare.py"), "--a", f"{FAKE} good",
                                "--b", f"{FAKE} good", "--levels", "v2", *args],

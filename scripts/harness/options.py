@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,7 +64,10 @@ threads_int = bounded_int(MAX_THREADS, "--threads")
 
 def ops_list(text: str) -> list[int]:
     """argparse type: comma-separated graph sizes, each an ops_int."""
-    return [ops_int(x) for x in name_list(text)]
+    sizes = [ops_int(x) for x in text.split(",") if x.strip()]
+    if not sizes:
+        raise argparse.ArgumentTypeError("needs at least one size")
+    return sizes
 
 
 def seed_int(text: str) -> int:
@@ -75,10 +79,10 @@ def seed_int(text: str) -> int:
 
 
 def positive_float(text: str) -> float:
-    """argparse type: a number of seconds > 0."""
+    """argparse type: a finite number of seconds > 0 (an infinite one would never end a calibration)."""
     value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
+    if not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"must be a finite number more than 0, got {text}")
     return value
 
 
