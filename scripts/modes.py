@@ -66,8 +66,10 @@ def main(argv: list[str] | None = None) -> int:
         fail("--split-ns must be positive")
     try:
         doc = rawfile.read(opts.raw)
-    except (OSError, ValueError) as e:
-        fail(f"cannot read {opts.raw}: {e}")
+    except OSError as e:
+        fail(f"cannot read {opts.raw}: {e.strerror or e}")
+    except ValueError as e:                             # rawfile.read names the file
+        fail(str(e))
     a, b = (cell(doc, name, opts.workload, opts.level) for name in (opts.a, opts.b))
     impls = {i["name"]: i for i in doc.get("implementations", [])}
     both_compiled = bool(impls.get(opts.a, {}).get("compiled") and impls.get(opts.b, {}).get("compiled"))

@@ -235,6 +235,24 @@ def test_a_missing_file_given_on_the_command_line_is_bad_usage(tmp_path):
         assert not (tmp_path / "out").exists(), args
 
 
+@pytest.mark.parametrize("content", [b"null", b"[1]", b"not json", b"\x1f\x8bcut short", b"\xff\xfe",
+                                     json.dumps({"schema": 2}).encode(),
+                                     json.dumps({"schema": 2, "machine": {}, "implementations": 5}).encode()])
+def test_a_raw_file_that_is_not_a_runs_document_is_one_error_line_naming_it(tmp_path, content):
+    """A raw file given on the command line whose JSON is not an object (null, a list), or a document of the
+    right schema without a run's keys, was an AttributeError or KeyError traceback, exit 1; bad JSON was an
+    error line naming no file. Each is bad input: exit 2 and one error line that names the file."""
+    raw = tmp_path / "run.json.gz"
+    raw.write_bytes(content)
+    for args in ([str(raw), "--out", str(tmp_path / "out")], ["--sweep", str(raw)]):
+        proc = subprocess.run([sys.executable, str(REPORT), *args, "--no-charts"],
+                              capture_output=True, text=True, timeout=60, cwd=ROOT)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, (args, proc.stderr)
+        (line,) = proc.stderr.strip().splitlines()
+        assert line.startswith("error: ") and str(raw) in line, (args, line)
+        assert not (tmp_path / "out").exists(), args
+
+
 def test_the_newest_sweep_is_looked_for_under_results_whatever_out(tmp_path, monkeypatch, capsys):
     """--sweep without RAW reads the newest sweep under results/sweep/, as its help says, also with --out
     (which says where its charts go), not under OUT/sweep/."""
@@ -418,6 +436,10 @@ def test_modes_bad_input_is_one_error_line_and_status_2(tmp_path):
     assert proc.returncode == 2 and proc.stderr.startswith("error: ")
     proc = modes(str(raw), "--level", "v9", "--b", "c", "--split-ns", "85")           # not a level at all
     assert proc.returncode == 2 and "argument --level: invalid choice: 'v9'" in proc.stderr
+    raw.write_text("[]")                                # JSON, not a run's document: was an AttributeError
+    proc = modes(str(raw), "--level", "v1", "--b", "c", "--split-ns", "85")
+    assert proc.returncode == 2
+    assert proc.stderr == f"error: {raw}: not a raw file: its JSON is an array, not an object\n"
 
 
 def test_an_unwritable_out_is_an_error_before_anything_is_written(tmp_path):

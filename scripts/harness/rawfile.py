@@ -12,6 +12,7 @@ import gzip
 import json
 import os
 import tempfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +28,23 @@ def encode(doc: dict[str, Any]) -> bytes:
 
 def read(path: Path | str) -> dict[str, Any]:
     """A run's document from its raw file: compressed, or plain JSON (the tests' fixtures). A file cut
-    short is a ValueError, as bad JSON is."""
+    short, bad JSON, or JSON that is not an object is a ValueError naming the file."""
     data = Path(path).read_bytes()
     try:
-        return json.loads(gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data)
-    except EOFError as e:
-        raise ValueError(f"{path}: {e}") from None
+        doc = json.loads(gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data)
+    except (EOFError, OSError, zlib.error, ValueError) as e:   # cut short, bad gzip, not UTF-8 or not JSON
+        raise ValueError(f"{path}: not a raw file: {e}") from None
+    if not isinstance(doc, dict):
+        kind = "null" if doc is None else "an array" if isinstance(doc, list) else f"a {type(doc).__name__}"
+        raise ValueError(f"{path}: not a raw file: its JSON is {kind}, not an object")
+    return doc
+
+
+def malformed(shown: str, what: str, e: Exception) -> ValueError:
+    """The error for a document of the right schema that lacks a key or holds a value of another type
+    (KeyError, TypeError or AttributeError e, found while indexing it): one line naming the file."""
+    detail = f"no key {e}" if isinstance(e, KeyError) else str(e)
+    return ValueError(f"{shown} is not {what}: {detail}")
 
 
 def runs(machine_folder: Path) -> list[Path]:

@@ -35,15 +35,18 @@ class Data:
             raise ValueError(f"{shown_path(path)} is schema {doc.get('schema')}, not {rawfile.SCHEMA}: "
                              "rerun `make bench`")
         self.doc, self.path = doc, path
-        self.machine = doc["machine"]
-        self.impls = {i["name"]: i for i in doc["implementations"]}
-        self.results = doc["results"]
-        self.ok = {(r["impl"], r["workload"], r["level"]): r for r in self.results
-                   if r["status"] == "ok" and not r.get("scan")}
-        # Ratios from adjacent runs (bench.py's interleaved rounds), where the run has them: each pair
-        # against its level's fastest, and Codon against the best port.
-        self.paired = {k: r["paired"] for k, r in self.ok.items() if "paired" in r}
-        self.codon_best = {(e["workload"], e["level"]): e for e in doc.get("codon_vs_best_port", {}).values()}
+        try:
+            self.machine = doc["machine"]
+            self.impls = {i["name"]: i for i in doc["implementations"]}
+            self.results = doc["results"]
+            self.ok = {(r["impl"], r["workload"], r["level"]): r for r in self.results
+                       if r["status"] == "ok" and not r.get("scan")}
+            # Ratios from adjacent runs (bench.py's interleaved rounds), where the run has them: each pair
+            # against its level's fastest, and Codon against the best port.
+            self.paired = {k: r["paired"] for k, r in self.ok.items() if "paired" in r}
+            self.codon_best = {(e["workload"], e["level"]): e for e in doc.get("codon_vs_best_port", {}).values()}
+        except (KeyError, TypeError, AttributeError) as e:
+            raise rawfile.malformed(shown_path(path), "a run's raw file", e) from None
 
     def levels(self, workload: str = "softplus") -> list[str]:
         """The levels timed in a workload, in order."""

@@ -53,14 +53,18 @@ class Sweep:
         if doc.get("kind") != "sweep" or doc.get("schema") != SCHEMA:
             raise ValueError(f"{shown_path(path)} is not a sweep's raw file of schema {SCHEMA}: rerun `make sweep`")
         self.doc, self.path = doc, path
-        self.machine, self.config = doc["machine"], doc["config"]
-        self.caches: dict[str, int | None] = self.machine.get("caches", {})
-        self.sizes = [s["ops"] for s in doc["sizes"]]
-        self.entries = {(e["impl"], e["level"], s["ops"]): e for s in doc["sizes"] for e in s["results"]
-                        if not e.get("scan")}
-        self.ok = {k: e for k, e in self.entries.items() if e["status"] == "ok"}
-        self.codon_best = {(e["level"], s["ops"]): e for s in doc["sizes"] for e in s["codon_vs_best_port"].values()}
-        self.labels = {i["name"]: i["label"] for i in doc["implementations"]}
+        try:
+            self.machine, self.config = doc["machine"], doc["config"]
+            self.caches: dict[str, int | None] = self.machine.get("caches", {})
+            self.sizes = [s["ops"] for s in doc["sizes"]]
+            self.entries = {(e["impl"], e["level"], s["ops"]): e for s in doc["sizes"] for e in s["results"]
+                            if not e.get("scan")}
+            self.ok = {k: e for k, e in self.entries.items() if e["status"] == "ok"}
+            self.codon_best = {(e["level"], s["ops"]): e for s in doc["sizes"]
+                               for e in s["codon_vs_best_port"].values()}
+            self.labels = {i["name"]: i["label"] for i in doc["implementations"]}
+        except (KeyError, TypeError, AttributeError) as e:
+            raise rawfile.malformed(shown_path(path), "a sweep's raw file", e) from None
 
     def names(self) -> list[str]:
         """The implementations timed, in registry order, Codon first."""
