@@ -83,7 +83,6 @@ def main(argv: list[str] | None = None) -> int:
     if problem := rawfile.unwritable(args.out):         # unwritable output: an error before anything is drawn
         print(f"error: {problem}", file=sys.stderr)
         return 1
-    drawn: list[str] = []
     if not args.no_charts:
         try:
             import matplotlib  # noqa: F401
@@ -93,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
     pages = [args.out / page_name(d) for d in runs]
     try:
-        drawn = [] if args.no_charts else charts(runs[0], args.out)
+        drawn: list[str] = [] if args.no_charts else charts(runs[0], args.out)
         rawfile.write_atomic(args.out / "README.md", markdown(runs, drawn, args.out, [d for d in history if d.ok]))
         for k, (d, page) in enumerate(zip(runs, pages)):
             rawfile.write_atomic(page, machine_page(d, drawn if k == 0 else [], args.out))

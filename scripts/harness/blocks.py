@@ -184,6 +184,22 @@ def draw_block_charts(text: str, root: Path = ROOT) -> list[str]:
     return written
 
 
+def can_draw() -> bool:
+    """Whether matplotlib is there to draw charts; a `skip:` line where it is not."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        print("skip: charts (matplotlib is not installed: `make bench` installs it)")
+        return False
+    return True
+
+
+def chart_error(e: OSError) -> int:
+    """A chart that could not be written: one error line, exit status 1."""
+    print(f"error: cannot write a chart: {e.strerror or e} ({e.filename})", file=sys.stderr)
+    return 1
+
+
 def fill_files(paths: list[Path], charts: bool) -> int:
     """`--readme`: each file's blocks regenerated in place, then the charts they show (where matplotlib is).
     Exit 2 for a file whose blocks cannot be filled (the user's bad input), 1 for one that cannot be written."""
@@ -202,17 +218,11 @@ def fill_files(paths: list[Path], charts: bool) -> int:
             return 1
         print(f"{shown_path(path)}: {len(BLOCK.findall(old))} report blocks "
               + ("regenerated" if new != old else "already current"))
-        if charts:
-            try:
-                import matplotlib  # noqa: F401
-            except ImportError:
-                print("skip: charts (matplotlib is not installed: `make bench` installs it)")
-                continue
+        if charts and can_draw():
             try:
                 drawn = draw_block_charts(new)
             except OSError as e:
-                print(f"error: cannot write a chart: {e.strerror or e} ({e.filename})", file=sys.stderr)
-                return 1
+                return chart_error(e)
             for png in drawn:
                 print(f"wrote {png}")
     return 0
@@ -233,17 +243,11 @@ def sweep_report(raw: Path, out: Path | None, charts: bool, named: bool = True) 
         print(f"error: {problem}", file=sys.stderr)
         return 1
     print("\n".join(sentences(sw)))
-    if charts:
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            print("skip: charts (matplotlib is not installed: `make bench` installs it)")
-            return 0
+    if charts and can_draw():
         from harness.charts import SWEEP_CHARTS, raw_charts, sweep_charts
         try:
             drawn = sweep_charts(sw, out, SWEEP_CHARTS) if out else sweep_charts(sw, raw.parent, raw_charts(raw))
         except OSError as e:
-            print(f"error: cannot write a chart: {e.strerror or e} ({e.filename})", file=sys.stderr)
-            return 1
+            return chart_error(e)
         print("wrote " + ", ".join(shown_path(p) for p in drawn))
     return 0
