@@ -43,6 +43,7 @@ from harness.contract import DEFAULT_SEED  # noqa: E402
 from harness.options import (CI, FULL, iters_int, name_list, ops_int, positive_float, positive_int,  # noqa: E402
                              registry_file, seed_int, threads_int)
 from harness.session import bench, by_default  # noqa: E402
+from harness.processes import run_main  # noqa: E402
 from impls import DEFAULT, LEVEL_ORDER, WORKLOAD_LEVELS, WORKLOADS  # noqa: E402
 
 
@@ -118,4 +119,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main)

@@ -34,7 +34,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import machine  # noqa: E402
 from harness import ROOT, rawfile  # noqa: E402
-from harness.processes import git  # noqa: E402
+from harness.processes import git, run_main  # noqa: E402
 
 # name -> (implementations timed, [(file, text, replacement)]): each text occurs exactly once in its
 # file (checked before any run: stale_edits).
@@ -222,4 +222,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main)

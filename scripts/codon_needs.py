@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness import ROOT
+from harness.processes import run_main
 
 # The program's sources, as the Makefile's CODON_SRC lists them (the tests' helper programs are not in it).
 SOURCES = ["*.codon", "core/*.codon", "cli/*.codon", "softplus/*.codon", "graph/*.codon"]
@@ -117,6 +118,11 @@ def table(root: Path = ROOT) -> list[str]:
                        f"({', '.join(SOURCES)}), comments and strings left out.*", ""]
 
 
-if __name__ == "__main__":
+def main() -> int:
     argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()   # --help, and bad usage refused
     sys.stdout.write("\n".join(table()))
+    return 0
+
+
+if __name__ == "__main__":
+    run_main(main)

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import ROOT, analysis, rawfile  # noqa: E402
 from harness.calibrate import calibration  # noqa: E402
 from harness.contract import DEFAULT_SEED, SUM_KEYS, record_of, tolerance  # noqa: E402
-from harness.processes import checked_run  # noqa: E402
+from harness.processes import checked_run, run_main  # noqa: E402
 from harness.options import name_list, ops_int, positive_float, positive_int, seed_int, threads_int  # noqa: E402
 from impls import ALL_LEVELS, WORKLOAD_LEVELS, WORKLOADS  # noqa: E402
 
@@ -167,4 +167,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main)

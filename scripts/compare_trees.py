@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import compare  # noqa: E402
 from harness import ROOT, rawfile  # noqa: E402
 from harness.options import name_list, positive_float, positive_int, registry_file  # noqa: E402
+from harness.processes import run_main  # noqa: E402
 from impls import DEFAULT, WORKLOAD_LEVELS, Impl  # noqa: E402
 
 
@@ -115,4 +116,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main)

@@ -19,6 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import analysis, rawfile  # noqa: E402
+from harness.processes import run_main  # noqa: E402
 from impls import LEVEL_ORDER, WORKLOADS, ranking_clock  # noqa: E402
 
 
@@ -88,4 +89,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main)

@@ -30,7 +30,7 @@ from impls import DEFAULT, WORKLOAD_LEVELS  # noqa: E402
 from harness import rawfile  # noqa: E402
 from harness.contract import DEFAULT_SEED, record_of, sums_of  # noqa: E402
 from harness.options import iters_int, name_list, ops_list, positive_float, positive_int, threads_int  # noqa: E402
-from harness.processes import failure, run_process  # noqa: E402
+from harness.processes import failure, run_main, run_process  # noqa: E402
 
 
 
@@ -143,4 +143,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main)

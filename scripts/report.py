@@ -26,6 +26,7 @@ from harness import ROOT, rawfile, sweepdata  # noqa: E402
 from harness.blocks import fill_files, sweep_report  # noqa: E402
 from harness.charts import CHARTS, charts  # noqa: E402
 from harness.options import readable_file  # noqa: E402
+from harness.processes import run_main  # noqa: E402
 from harness.pages import machine_page, markdown, page_name  # noqa: E402
 from harness.rundata import Data, every_machines_runs, shown_path  # noqa: E402
 
@@ -105,4 +106,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main)

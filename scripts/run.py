@@ -42,7 +42,7 @@ from harness.build import missing_paths
 from harness.calibrate import calibration
 from harness.contract import DEFAULT_SEED, disagreement, record_of, sums_of, tolerance
 from harness.options import name_list, positive_float, positive_int
-from harness.processes import checked_run
+from harness.processes import checked_run, run_main
 from harness.state import Pair, run_pair
 from impls import DEFAULT, GPU_LEVELS, LEVELS, WORKLOAD_LEVELS, Impl, ranking_clock
 from harness.rundata import TIE
@@ -283,4 +283,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main)

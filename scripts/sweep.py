@@ -22,6 +22,7 @@ from harness.contract import DEFAULT_SEED  # noqa: E402
 from harness.options import (FULL, iters_int, name_list, ops_list, positive_float, positive_int,  # noqa: E402
                              registry_file, seed_int, threads_int)
 from harness.sweep import REPEATS, SIZES, defaults, sweep  # noqa: E402
+from harness.processes import run_main  # noqa: E402
 from impls import WORKLOAD_LEVELS  # noqa: E402
 
 
@@ -77,4 +78,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main)

@@ -118,8 +118,12 @@ def test_calibration_multiplies_n_up_to_the_bound_and_stops_there():
     assert (n, rec, steps) == (1024, None, [[1, 0.0]])
 
 
-@pytest.mark.parametrize("script", ["compare.py", "compare_trees.py", "modes.py", "bench.py", "sweep.py", "run.py",
-                                    "report.py", "peak_rss.py", "codon_needs.py"])
+# Every command line under scripts/.
+SCRIPTS = ["compare.py", "compare_trees.py", "modes.py", "bench.py", "sweep.py", "run.py", "report.py", "peak_rss.py",
+           "codon_needs.py", "ci_trials.py"]
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
 def test_every_option_says_what_it_is(script):
     """--help gives every option a line of help (compare.py's --workloads, --seed and --timeout, modes.py's
     --level, peak_rss.py's --levels had none), and the description is whole sentences."""
@@ -133,6 +137,19 @@ def test_every_option_says_what_it_is(script):
     assert bare == [], script
     if not description.startswith(("positional arguments:", "usage")):
         assert description.strip().endswith((".", ")", "?")), (script, description)
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full on this system")
+@pytest.mark.parametrize("args", [[script, "--help"] for script in SCRIPTS]
+                         + [["codon_needs.py"], ["report.py", "--sweep", "--no-charts"]])
+def test_standard_output_that_cannot_be_written_is_one_error_line(args):
+    """Output to a full disk (/dev/full) was an OSError traceback, or Python's "Exception ignored" at exit with
+    status 120: it is one error line and exit 1, as the programs' is (run_main)."""
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, str(ROOT / "scripts" / args[0]), *args[1:]], stdout=full,
+                              stderr=subprocess.PIPE, text=True, timeout=60, cwd=ROOT)
+    assert proc.returncode == 1, (args, proc.stderr)
+    assert proc.stderr == "error: cannot write to standard output: No space left on device\n", (args, proc.stderr)
 
 
 TREES = ROOT / "scripts" / "compare_trees.py"

@@ -1,5 +1,5 @@
-"""Running one child process: its own process group, a timeout, its CPU time and peak RSS; and the progress
-lines."""
+"""Running one child process: its own process group, a timeout, its CPU time and peak RSS; the progress
+lines; and a script's entry point, run_main."""
 from __future__ import annotations
 
 import os
@@ -11,9 +11,52 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any, Callable, NoReturn
 
 from harness import ROOT
+
+
+class Unwritable(Exception):
+    """Standard output could not be written: a full disk, /dev/full, a pipe closed early."""
+
+
+class GuardedStdout:
+    """sys.stdout, whose failures raise Unwritable, so that they are told apart from other files' OSErrors."""
+
+    def __init__(self, stream: IO[str]):
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self.stream.write(text)
+        except OSError as e:
+            raise Unwritable(e.strerror or str(e)) from None
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except OSError as e:
+            raise Unwritable(e.strerror or str(e)) from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+def run_main(main: Callable[[], int | None]) -> NoReturn:
+    """A script's entry point, sys.exit(main()), where standard output that cannot be written is one error
+    line and exit 1, not a traceback (or Python's "Exception ignored" at exit, status 120)."""
+    sys.stdout = GuardedStdout(sys.stdout)
+    try:
+        try:
+            status = main()
+        except SystemExit as e:                         # argparse's --help and usage errors
+            status = e.code
+        sys.stdout.flush()
+    except Unwritable as e:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.__stdout__.fileno())   # what is still buffered: nowhere
+        print(f"error: cannot write to standard output: {e}", file=sys.stderr)
+        status = 1
+    sys.exit(status)
 
 
 def log(message: str) -> None:
