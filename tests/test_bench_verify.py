@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -184,6 +185,21 @@ def test_what_every_program_would_refuse_or_an_unwritable_folder_stops_the_run_b
         assert proc.returncode == 2 and "Traceback" not in proc.stderr, (args, proc.stderr)
         assert last.startswith(("error: cannot write to", f"{script}: error: argument")), (args, last)
         assert not (tmp_path / "calls.log").exists() and not list(tmp_path.glob("results/*/*/*")), args
+
+
+@pytest.mark.parametrize("target, flags", [("bench", "BENCH_FLAGS"), ("sweep", "SWEEP_FLAGS")])
+def test_make_reports_a_run_written_elsewhere_by_naming_the_command_not_from_results(target, flags):
+    """`make bench` and `make sweep` follow the run with a report that reads results/: with --results-dir in
+    the flags it showed results/' newest run (for a sweep, another machine's) as this one's. It is a skip:
+    line naming report.py's command for the run's own folder; without the flag the report runs as before."""
+    def recipe(*extra: str) -> str:
+        return subprocess.run(["make", "-n", target, *extra], capture_output=True, text=True, timeout=60,
+                              cwd=ROOT).stdout
+    runs_report = r"; then\s+\S*/bin/python scripts/report.py( --sweep)? \|\| status=1"
+    elsewhere = recipe(f"{flags}=--results-dir /tmp/elsewhere")
+    assert "--results-dir /tmp/elsewhere" in elsewhere and 'echo "skip: report (' in elsewhere, elsewhere
+    assert not re.search(runs_report, elsewhere), elsewhere
+    assert re.search(runs_report, recipe()), recipe()
 
 
 # A registry file that is missing, not JSON, not a list, or has an entry Impl cannot be made from.
