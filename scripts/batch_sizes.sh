@@ -24,7 +24,7 @@ for b in "${sizes[@]}"; do
   mkdir "$tmp/$b"
   cp -r "${BUILD:-build}"/codon-src/. "$tmp/$b/"
   sed -i "s/^$name: Literal\[int\] = [0-9]*/$name: Literal[int] = $b/" "$tmp/$b/$file"
-  grep -q "^$name: Literal\[int\] = $b\$" "$tmp/$b/$file"
+  grep -q "^$name: Literal\[int\] = $b\b" "$tmp/$b/$file"   # the copy has the size, comment or none
   eval "$codon_build -o \"$tmp/$b/autograd\" \"$tmp/$b/autograd.codon\""
 done
 

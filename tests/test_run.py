@@ -3,6 +3,9 @@ computed from the rows it shows, a GPU level the program refuses is a `skip:` li
 the ports that follows the ladder (stand-ins too, beside the program as make builds them)."""
 from __future__ import annotations
 
+import os
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -63,6 +66,26 @@ def test_the_helper_scripts_build_codon_with_the_makefiles_command():
         text = (ROOT / "scripts" / script).read_text()
         assert "@echo $(CODON_BUILD)" in text and 'eval "$codon_build' in text, script
         assert "codon build" not in text and "-release" not in text, script
+
+
+@pytest.mark.parametrize("workload", ["softplus", "graph"])
+def test_batch_sizes_sets_each_size_in_a_copy_of_the_source(tmp_path, workload):
+    """scripts/batch_sizes.sh's own sed and check, run on a copy of the workload's file at each of its sizes:
+    its check was anchored at the end of the line, so a comment after `BATCH: Literal[int] = 256` stopped the
+    softplus run at its first copy."""
+    text = (ROOT / "scripts" / "batch_sizes.sh").read_text()
+    case = re.search(rf"^  {workload}\) sizes=\(([\d ]+)\); name=(\w+); file=([\w/.]+);", text, re.M)
+    sizes, name, file = case.group(1).split(), case.group(2), case.group(3)
+    steps = "\n".join(ln for ln in text.splitlines() if ln.lstrip().startswith(('sed -i "s/^$name', 'grep -q "^$name')))
+    assert steps.count("\n") == 1, steps
+    for b in sizes:
+        (tmp_path / b).mkdir()
+        shutil.copy(ROOT / file, tmp_path / b / Path(file).name)
+        proc = subprocess.run(["bash", "-euo", "pipefail", "-c", steps.replace('"$tmp/$b/$file"', '"$copy"')],
+                              env={**os.environ, "name": name, "b": b, "copy": str(tmp_path / b / Path(file).name)},
+                              capture_output=True, text=True, timeout=30)
+        assert proc.returncode == 0, (workload, b, proc.stderr)
+        assert re.search(rf"^{name}: Literal\[int\] = {b}\b", (tmp_path / b / Path(file).name).read_text(), re.M)
 
 
 @pytest.mark.slow
