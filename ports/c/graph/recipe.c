@@ -3,7 +3,7 @@
  * scalar forward math of an op, and the per-sample checksums. */
 
 /* The graph workload's op kinds, defined here once for every graph level; GRAPH_ keeps them
- * apart from the softplus workload's kinds, which share some names and not the values. */
+ * apart from the softplus workload's kinds, which share three names, two with other values. */
 enum {
     GRAPH_LEAF = -1,    /* a node no op made: an input */
     GRAPH_SOFTPLUS = 0, /* op k has kind k % 4, in this order */

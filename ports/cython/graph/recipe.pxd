@@ -7,7 +7,7 @@ from libc.math cimport exp
 from core.rng cimport draw, unit
 
 # The graph workload's op kinds, defined here once for every graph level; GRAPH_ keeps them
-# apart from the softplus workload's kinds, which share some names and not the values.
+# apart from the softplus workload's kinds, which share three names, two with other values.
 cdef enum:
     GRAPH_LEAF = -1  # a node no op made: an input
     GRAPH_SOFTPLUS = 0  # op k has kind k % 4, in this order

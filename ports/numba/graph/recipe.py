@@ -11,7 +11,7 @@ from numba.extending import overload_method
 from core.rng import draw, unit
 
 # The graph workload's op kinds, defined here once for every graph level; GRAPH_ keeps them
-# apart from the softplus workload's kinds, which share some names and not the values.
+# apart from the softplus workload's kinds, which share three names, two with other values.
 GRAPH_LEAF = -1  # a node no op made: an input (of graph v0 and v1, not in this port)
 GRAPH_SOFTPLUS = 0  # op k has kind k % 4, in this order
 GRAPH_SUM4 = 1

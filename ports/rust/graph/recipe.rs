@@ -5,7 +5,7 @@ use std::ops::Add;
 use crate::core::rng::{draw, unit};
 
 // The graph workload's op kinds, defined here once for every graph level; GRAPH_ keeps them
-// apart from the softplus workload's kinds, which share some names and not the values.
+// apart from the softplus workload's kinds, which share three names, two with other values.
 pub const GRAPH_LEAF: i32 = -1; // a node no op made: an input
 pub const GRAPH_SOFTPLUS: i32 = 0; // op k has kind k % 4, in this order
 pub const GRAPH_SUM4: i32 = 1;
