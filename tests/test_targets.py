@@ -4,8 +4,9 @@ matches the contract's known answers; built for this machine, it uses the widest
 from __future__ import annotations
 
 import json
-import re
+import os
 import platform
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from harness import oracle as ref
-from conftest import ROOT, BUILD, widest_width
+from conftest import BUILD, PREBUILT, ROOT, widest_width
 from impls import ALL_LEVELS, DEFAULT, SEQUENTIAL
 
 # Builds for other CPUs and runs them under qemu-user: make test runs it, make test-fast leaves it out.
@@ -47,9 +48,16 @@ def host_flags() -> set[str]:
 
 def build(cpu: str, impl: str) -> list[str]:
     """The implementation built for `cpu` in its own folder, as the command that runs it; skipped only when
-    its toolchain is missing."""
-    folder = BUILD if cpu == "native" else f"build/cpu-{cpu}"
+    its toolchain is missing. The native build is the build folder's where that folder is native (the
+    environment's CPU, make's), else its own: a folder made for another CPU is not rebuilt over. With
+    AUTOGRAD_PREBUILT=1 nothing is built: a program not there is skipped."""
+    native_folder = BUILD if os.environ.get("CPU", "native") == "native" else "build/cpu-native"
+    folder = native_folder if cpu == "native" else f"build/cpu-{cpu}"
     target = COMPILED[impl].make_target(folder)
+    if PREBUILT:
+        if not (ROOT / target).exists():
+            pytest.skip(f"AUTOGRAD_PREBUILT=1, and {target} is not built")
+        return COMPILED[impl].command(folder)
     proc = subprocess.run(["make", "-s", f"BUILD={folder}", f"CPU={cpu}", target], cwd=ROOT,
                           capture_output=True, text=True)
     assert proc.returncode == 0, f"make {target} CPU={cpu} failed:\n{proc.stdout}{proc.stderr}"
@@ -251,3 +259,29 @@ def test_another_codon_rebuilds_the_codon_program(tmp_path):
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert f"{other} build " in proc.stdout, proc.stdout[-2000:]
+
+
+def test_build_runs_no_make_where_prebuilt_and_keeps_a_folder_made_for_another_cpu(monkeypatch):
+    """With AUTOGRAD_PREBUILT=1, build() ran make all the same; and its native build was `make CPU=native` in the
+    build folder even where that folder was made for another CPU (CPU=x86-64-v3 AUTOGRAD_BUILD=...), which
+    rebuilt it for this machine. Now a prebuilt run makes nothing, and a native build of such a folder goes to
+    a folder of its own."""
+    import test_targets
+    calls = []
+    monkeypatch.setattr(subprocess, "run", lambda argv, **kw: calls.append(argv) or subprocess.CompletedProcess(
+        argv, 0, "", ""))
+    monkeypatch.setattr(test_targets, "PREBUILT", True)
+    for cpu in ("native", "x86-64-v2"):
+        try:
+            build(cpu, "c")
+        except pytest.skip.Exception:
+            pass
+    assert calls == []
+    monkeypatch.setattr(test_targets, "PREBUILT", False)
+    monkeypatch.setenv("CPU", "x86-64-v3")
+    try:
+        build("native", "c")
+    except pytest.skip.Exception:
+        pass
+    (argv,) = calls
+    assert "CPU=native" in argv and "BUILD=build/cpu-native" in argv and f"BUILD={BUILD}" not in argv
