@@ -2,8 +2,8 @@
  * lanes (structure of arrays), each op is a loop over its lanes that gcc vectorizes,
  * and exp/log1p are glibc's vector versions. The ops and their order are v2's. */
 
-/* Lanes per var, a multiple of WIDTH: 64..1024 measured, 256 best or tied
- * (docs/findings/softplus-v3-v4-batches.md). */
+/* Lanes per var, a multiple of WIDTH: 256, as in the Codon program
+ * (why: docs/findings/graph-where-the-time-goes.md). */
 #define BATCH 256
 
 typedef struct {

@@ -7,8 +7,8 @@ use crate::core::vmath::{ALIGN, AlignedLanes, WIDTH, exp_neg_abs_lanes, log1p_la
 use super::nodes::Kind;
 use super::tape::{MAX_VARS, MAX_OPS, Op, NO_OP};
 
-/// Lanes per var: 256, as in the Codon program; measured against 64..1024 here too
-/// (docs/findings/softplus-v3-v4-batches.md). The tape's val and grad (2 x 6 x 2 KiB) stay in L1.
+/// Lanes per var: 256, as in the Codon program (why: docs/findings/graph-where-the-time-goes.md).
+/// The tape's val and grad (2 x 6 x 2 KiB) stay in L1.
 pub const BATCH: usize = 256;
 const _: () = assert!(BATCH % WIDTH == 0, "BATCH must be a multiple of WIDTH");
 
