@@ -155,7 +155,6 @@ static void check_memory(const Options *opts)
                     " MiB)", opts->ops, (need + mib - 1) / mib, have / mib);
 }
 
-/* The graph workload (docs/contract-graph.md): each level, timed, one line each. */
 /* A level's checksums, of either workload: what run_levels takes from run_one to line. */
 typedef union {
     Sums softplus;
@@ -207,6 +206,7 @@ static void graph_line(const Options *opts, const char *level, int threads, doub
         graph_text_line(&r, v0_seconds);
 }
 
+/* The graph workload (docs/contract-graph.md): each level, timed, one line each. */
 static void run_graph(const Options *opts)
 {
     run_levels(opts, graph_text_header, graph_run_one, graph_line);

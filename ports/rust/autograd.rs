@@ -4,8 +4,8 @@
 //
 // The Rust port of the Codon program, std only: one crate, its modules the Codon
 // program's (core/, softplus/, graph/, cli/, each a folder with a mod.rs listing its
-// files), the same functions in the same order, so that `diff -u graph/tape.codon
-// ports/rust/graph/tape.rs` shows only syntax. ports/rust/README.md lists the modules.
+// files) and, where the languages allow, the same functions in the same order.
+// ports/rust/README.md maps them.
 //
 // Build: rustc -C opt-level=3 -C codegen-units=1 -C target-cpu=native
 //   -C target-feature=-prefer-256-bit -o build/autograd-rust ports/rust/autograd.rs
@@ -183,7 +183,6 @@ fn check_memory(opts: &Options) -> Result<(), UsageError> {
     Ok(())
 }
 
-/// The graph workload (docs/contract-graph.md): each level, timed, one line each.
 /// Each level of opts, timed, one output line each: both workloads' loop. The clocks time
 /// run_one(level, threads) alone; line(level, threads, seconds, cpu_seconds, sums, v0_seconds) is
 /// the level's output line (v0's seconds for the speed-up column).
@@ -216,6 +215,7 @@ fn graph_line(opts: &Options, level: &'static str, threads: usize, seconds: f64,
     if opts.json { graph_json_line(&r) } else { graph_text_line(&r, v0_seconds) }
 }
 
+/// The graph workload (docs/contract-graph.md): each level, timed, one line each.
 fn run_graph(opts: &Options) -> Result<(), Failure> {
     run_levels(opts, &graph_text_header(),
                |level, threads| run_graph_level(level, opts.seed, opts.ops, opts.iters, threads),

@@ -128,7 +128,6 @@ fn check_memory(usage: *Usage, opts: Options) error{Usage}!void {
     if (need > have) return usage.fail("the tapes of --ops {d} need at least {d} MiB, more than this machine's memory ({d} MiB)", .{ opts.ops, (need + MIB - 1) / MIB, have / MIB });
 }
 
-/// The graph workload (docs/contract-graph.md): each level, timed, one line each.
 /// Each level of opts, timed, one output line each: both workloads' loop. W is the workload's
 /// part (the Codon program's header and lambdas): the clocks time W.run_one(gpa, opts, level,
 /// threads) alone; W.line(out, opts, level, threads, seconds, cpu_seconds, sums, v0_seconds)
@@ -168,6 +167,7 @@ const GraphLevels = struct {
     }
 };
 
+/// The graph workload (docs/contract-graph.md): each level, timed, one line each.
 fn run_graph(io: std.Io, gpa: Allocator, out: *std.Io.Writer, opts: Options) RunError!void {
     return run_levels(GraphLevels, io, gpa, out, opts);
 }

@@ -81,7 +81,7 @@ static inline double max2(double a, double b)
     return b > a ? b : a;
 }
 
-/* out_j = exp(in_j - max) / ((e_0 + e_1) + e_2) + e_3. */
+/* out_j = exp(in_j - max) / (((e_0 + e_1) + e_2) + e_3). */
 static inline void softmax4(double a, double b, double c, double d, double out[4])
 {
     double m = max2(max2(a, b), max2(c, d));

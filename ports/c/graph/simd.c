@@ -3,9 +3,8 @@
  * that gcc vectorizes, and exp/log1p are libmvec's at the target's width (core/vmath). */
 
 /* Lanes per var, a multiple of every vector width. A batch's vals and grads take
- * n_nodes * GRAPH_BATCH * 16 bytes: 4.5 MB at 16 lanes and 10,000 ops (2.2 MB at 8),
- * past L2, in L3, whatever the batch (the Codon program's choice,
- * docs/findings/graph-where-the-time-goes.md). */
+ * n_nodes * GRAPH_BATCH * 16 bytes: 4.5 MB at 16 lanes and 10,000 ops (2.2 MB at 8).
+ * Why 16 (the Codon program's choice): docs/findings/graph-where-the-time-goes.md. */
 #define GRAPH_BATCH 16
 
 /* Before each loop over a var's GRAPH_BATCH lanes. gcc 12 unrolls a 16-iteration loop
@@ -278,8 +277,8 @@ static inline int64_t n_graph_batches(int64_t n)
     return (n + GRAPH_BATCH - 1) / GRAPH_BATCH;
 }
 
-/* Batches [first_batch, end_batch) of the n samples through one batch tape. An empty range
- * allocates nothing: a tape of 10^6 ops is 450 MB. */
+/* Batches [first_batch, end_batch) of the n samples through one batch tape. No caller passes an
+ * empty range (v4's team has at most one thread a batch: core/threads); one would allocate nothing. */
 static GraphSums run_graph_batches(uint64_t seed, int m, int64_t n, int64_t first_batch, int64_t end_batch)
 {
     if (first_batch >= end_batch)

@@ -3,7 +3,7 @@
  * every time), and pushes gradients to its inputs by recursion. */
 
 /* The softplus workload's op kinds, defined here once for every level (the tapes of
- * v2-v5 record SUM, PROD and SOFTPLUS). */
+ * v2-v4 record SUM, PROD and SOFTPLUS). */
 enum { LEAF = 0, SUM = 1, PROD = 2, SOFTPLUS = 3 };
 
 typedef struct Node Node;

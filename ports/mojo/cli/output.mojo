@@ -1,7 +1,7 @@
 # Output of contract §5. Numbers are formatted by the C library's strfromd (C locale,
 # not variadic: Mojo's external_call does not do C varargs), lines written with write(2)
-# on file descriptor 1, each as soon as it is made (a line is one write, so nothing is
-# buffered to lose).
+# on file descriptor 1, each as soon as it is made, with no user-space buffer (a short
+# write is continued).
 
 from std.ffi import external_call
 from std.sys import exit, stderr
@@ -19,7 +19,8 @@ def output_error():
 
 
 def emit(line: String):
-    """Write a line to stdout now; a failed or short write ends the program (output_error)."""
+    """Write a line to stdout now, continuing a short write; a write that fails or writes
+    nothing ends the program (output_error)."""
     var text = line + "\n"
     var p = text.unsafe_ptr()
     var left = text.byte_length()

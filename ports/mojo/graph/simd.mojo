@@ -241,8 +241,9 @@ def n_graph_batches(n: Int) -> Int:
 
 
 def run_graph_batches(seed: UInt64, m: Int, n: Int, first_batch: Int, end_batch: Int) -> GraphSums:
-    """Batches [first_batch, end_batch) of the n samples through one batch tape. An empty range
-    allocates nothing: a tape of 10^6 ops is 450 MB."""
+    """Batches [first_batch, end_batch) of the n samples through one batch tape. No caller passes
+    an empty range (v4's team has at most one thread a batch: core/threads); one would allocate
+    nothing."""
     if first_batch >= end_batch:
         return GraphSums(0.0, 0.0, 0.0)
     var tape = GraphBatchTape(m)

@@ -10,7 +10,7 @@ from std.sys import exit, stderr, size_of
 from core.ops import softplus, sigmoid
 
 # The softplus workload's op kinds, defined here once for every level (the tapes of
-# v2-v5 record SUM, PROD and SOFTPLUS).
+# v2-v4 record SUM, PROD and SOFTPLUS).
 comptime LEAF = 0
 comptime SUM = 1
 comptime PROD = 2

@@ -23,7 +23,7 @@ pub fn draw(seed: u64, k: u64) -> u64 {
 /// The top 53 bits of z as a float in [0, 1).
 #[inline]
 pub fn unit(z: u64) -> f64 {
-    // Below 2^53, so the signed conversion is exact (and cheaper than u64 -> f64).
+    // Below 2^53, so the signed conversion is exact.
     ((z >> 11) as i64) as f64 * UNIT
 }
 

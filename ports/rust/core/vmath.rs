@@ -129,7 +129,7 @@ libmvec_module! {
 }
 
 // Not x86-64 (or no SSE2): one lane at a time through glibc's scalar exp and log1p,
-// the same results within the v3 tolerance, only slower.
+// the same results within the v3 tolerance.
 #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
 mod libmvec {
     pub const WIDTH: usize = 1;

@@ -88,7 +88,7 @@ pub fn max2(a: f64, b: f64) -> f64 {
     if b > a { b } else { a }
 }
 
-/// out_j = exp(in_j - max) / ((e_0 + e_1) + e_2) + e_3.
+/// out_j = exp(in_j - max) / (((e_0 + e_1) + e_2) + e_3).
 #[inline]
 pub fn softmax4(a: f64, b: f64, c: f64, d: f64) -> (f64, f64, f64, f64) {
     let m = max2(max2(a, b), max2(c, d));

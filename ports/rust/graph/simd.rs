@@ -1,6 +1,7 @@
 // Graph level v3 (simd): the v2 graph tape recorded once per batch of GRAPH_BATCH samples.
-// Each var holds GRAPH_BATCH lanes (structure of arrays), each op is a loop over its lanes
-// that LLVM vectorizes, and exp/log1p are libmvec's at the target's width (core/vmath).
+// Each var holds GRAPH_BATCH lanes (structure of arrays), each op works on its lanes WIDTH at
+// a time in explicit [f64; WIDTH] chunks (graph/lanes.rs says why), and exp/log1p are
+// libmvec's at the target's width (core/vmath).
 use crate::core::vmath::{ALIGN, AlignedLanes, WIDTH, exp_lanes, exp_neg_abs_lanes, log1p_lanes};
 use super::recipe::{GRAPH_SOFTPLUS, GRAPH_SUM4, GRAPH_PROD, GRAPH_SOFTMAX4, N_INPUTS, GraphSums, n_nodes, graph_input,
                     GraphBuilder, record_ops};
@@ -9,8 +10,8 @@ use super::lanes::{chunks, chunks_mut, sum4_chunk, mul_chunk, softplus_chunk, so
                    softmax_norm_chunk, acc_chunk, acc_mul_chunk, acc_sigmoid_chunk, softmax_backward_chunk, CHUNKS};
 
 /// Lanes per var, a multiple of every vector width. A batch's vals and grads take
-/// n_nodes * GRAPH_BATCH * 16 bytes: 4.5 MB at 10,000 ops, so the graph lives in L2/L3
-/// whatever the batch.
+/// n_nodes * GRAPH_BATCH * 16 bytes: 4.5 MB at 16 lanes and 10,000 ops. Why 16:
+/// docs/findings/graph-where-the-time-goes.md.
 pub const GRAPH_BATCH: usize = 16;
 const _: () = assert!(GRAPH_BATCH % WIDTH == 0, "GRAPH_BATCH must be a multiple of WIDTH");
 const _: () = assert!(std::mem::size_of::<GraphLanes>() == GRAPH_BATCH * 8, "GraphLanes must have no padding");
@@ -334,8 +335,8 @@ pub fn n_graph_batches(n: u64) -> u64 {
     n.div_ceil(GRAPH_BATCH as u64)
 }
 
-/// Batches [first_batch, end_batch) of the n samples through one batch tape. An empty range
-/// allocates nothing: a tape of 10^6 ops is 450 MB.
+/// Batches [first_batch, end_batch) of the n samples through one batch tape. No caller passes an
+/// empty range (v4's team has at most one thread a batch: core/threads); one would allocate nothing.
 pub fn run_graph_batches(seed: u64, m: usize, n: u64, first_batch: u64, end_batch: u64) -> GraphSums {
     if first_batch >= end_batch {
         return GraphSums::ZERO;

@@ -5,7 +5,7 @@ use std::cell::Cell;
 use crate::core::ops::{softplus, sigmoid};
 
 /// The softplus workload's op kinds, defined here once for every level (the tapes of
-/// v2-v5 record Sum, Prod and Softplus).
+/// v2-v4 record Sum, Prod and Softplus).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Kind {
     Leaf,

@@ -8,7 +8,6 @@ use super::nodes::Kind;
 use super::tape::{MAX_VARS, MAX_OPS, Op, NO_OP};
 
 /// Lanes per var: 256, as in the Codon program (why: docs/findings/graph-where-the-time-goes.md).
-/// The tape's val and grad (2 x 6 x 2 KiB) stay in L1.
 pub const BATCH: usize = 256;
 const _: () = assert!(BATCH % WIDTH == 0, "BATCH must be a multiple of WIDTH");
 

@@ -69,7 +69,7 @@ fn max2(a: f64, b: f64) f64 {
     return if (b > a) b else a;
 }
 
-/// out_j = exp(in_j - max) / ((e_0 + e_1) + e_2) + e_3.
+/// out_j = exp(in_j - max) / (((e_0 + e_1) + e_2) + e_3).
 pub fn softmax4(a: f64, b: f64, c: f64, d: f64) [4]f64 {
     const m = max2(max2(a, b), max2(c, d));
     const e0 = expf64(a - m);

@@ -23,7 +23,8 @@ const record_ops = @import("recipe.zig").record_ops;
 const GraphOp = @import("tape.zig").GraphOp;
 
 // Lanes per var, a multiple of every vector width. A batch's vals and grads take
-// n_nodes * GRAPH_BATCH * 16 bytes: 4.5 MB at 16 lanes and 10,000 ops, past L2, in L3.
+// n_nodes * GRAPH_BATCH * 16 bytes: 4.5 MB at 16 lanes and 10,000 ops. Why 16:
+// docs/findings/graph-where-the-time-goes.md.
 pub const GRAPH_BATCH = 16;
 comptime {
     std.debug.assert(GRAPH_BATCH % WIDTH == 0);
@@ -34,8 +35,8 @@ comptime {
 const GraphLanes = [GRAPH_BATCH]f64;
 const GraphLanesPtr = *align(ALIGN) GraphLanes;
 
-// max2 and sigmoid_e on WIDTH lanes, for the lane loops below (the Codon program's loops call
-// the scalar ones, and its LLVM vectorizes them).
+// max2 and sigmoid_e on WIDTH lanes, for the lane loops below (the Codon program does the
+// same in explicit vectors, graph/lanes.codon).
 
 fn max2_lanes(a: V, b: V) V {
     return @select(f64, b > a, b, a);
@@ -301,8 +302,8 @@ pub fn n_graph_batches(n: u64) u64 {
     return (n + GRAPH_BATCH - 1) / GRAPH_BATCH;
 }
 
-/// Batches [first_batch, end_batch) of the n samples through one batch tape. An empty range
-/// allocates nothing: a tape of 10^6 ops is 450 MB.
+/// Batches [first_batch, end_batch) of the n samples through one batch tape. No caller passes an
+/// empty range (v4's team has at most one thread a batch: core/threads); one would allocate nothing.
 pub fn run_graph_batches(gpa: Allocator, seed: u64, m: usize, n: u64, first_batch: u64, end_batch: u64) Allocator.Error!GraphSums {
     if (first_batch >= end_batch) return .{};
     var tape = try GraphBatchTape.init(gpa, m);

@@ -7,7 +7,7 @@ const softplus = @import("../core/ops.zig").softplus;
 const sigmoid = @import("../core/ops.zig").sigmoid;
 
 /// The softplus workload's op kinds, defined here once for every level (the tapes of
-/// v2-v5 record sum, prod and softplus).
+/// v2-v4 record sum, prod and softplus).
 pub const Kind = enum(u8) { leaf, sum, prod, softplus };
 
 pub const Node = struct {

@@ -21,8 +21,8 @@ const V4Work = struct {
 
 pub fn run_v4(seed: u64, n: u64, threads: usize) Sums {
     var partial: [MAX_THREADS]Sums = @splat(.{});
-    // Small stacks: a thread needs its BatchTape and lane sums (about 40 KiB), and up to 1024
-    // of them may run.
+    // Small stacks: a thread needs its BatchTape and lane sums (24 KiB and 6 KiB, about
+    // 30 KiB), and up to 1024 of them may run.
     const nb = n_batches(n);
     const team = team_size(threads, nb);
     in_threads(Sums, V4Work, V4Work.run, .{ .seed = seed, .n = n }, nb, partial[0..team], 1 << 20);
