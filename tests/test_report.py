@@ -460,3 +460,49 @@ def test_an_unwritable_out_is_an_error_before_anything_is_written(tmp_path):
     proc = subprocess.run([sys.executable, str(REPORT), "--sweep", str(sweep), "--no-charts", "--out",
                            str(blocker / "out")], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert proc.returncode == 0 and "doubles at" in proc.stdout, proc.stderr
+
+
+def test_the_method_names_the_entry_whose_few_runs_weaken_its_interval():
+    """The method paragraph blamed a weak interval on the run's --repeats ("with 70 runs an interval can only be
+    [min, max]"), where 70 runs give [x(27), x(44)] at 95.9%: the weak one is an entry capped to fewer rounds
+    (torch-compile's 3). It names that entry and its runs."""
+    from harness import pages
+    doc = rawfile.read(FIXTURES / "bench-small.json")
+    capped = next(r for r in doc["results"] if r["status"] == "ok" and r["impl"] == "c")
+    capped["runs"], capped["ci_coverage"] = capped["runs"][:3], 0.75
+    text = pages.method(rundata.Data(doc, FIXTURES / "bench-small.json"))
+    assert (f"; c {capped['workload']} {capped['level']} has 3 runs, the most it takes, so its interval can only be "
+            "[min, max], which covers the median with 75%") in text
+    assert f"with {doc['config']['repeats']} runs" not in text
+
+
+def test_the_normalized_chart_is_against_the_fastest_the_tables_name():
+    """normalized.png put 1.00 at the smallest median and labelled each bar against it, where the tables name
+    the level's fastest by its paired ratios: a run's v1 had Codon 1.00 in the table and "≈1.08x" on the
+    chart. The bars are now the tables' ratios, against the tables' fastest."""
+    from harness.charts import normalized_bars
+    doc = rawfile.read(FIXTURES / "bench-small.json")
+    c_v1 = next(r for r in doc["results"] if (r["impl"], r["workload"], r["level"]) == ("c", "softplus", "v1"))
+    c_v1["paired"] = {"against": "codon", "median": 1.02, "interval": [0.99, 1.05], "read": "tie", "pairs": 7}
+    d = rundata.Data(doc, FIXTURES / "bench-small.json")
+    assert d.ns("c", "v1") < d.ns("codon", "v1") and d.fastest("v1") == "codon"
+    assert normalized_bars(d, "v1") == [("codon", 1.0, "1.00x"), ("c", 1.02, "≈1.02x")]
+
+
+def test_two_runs_of_one_machine_given_make_one_page_from_the_newer(tmp_path):
+    """Two raw files of one machine on the command line wrote its page twice, the older last, so the page
+    showed the older run, without the charts meant for the newest. The page is the newer run's, written once;
+    the table of every run still lists both."""
+    doc = rawfile.read(FIXTURES / "bench-small.json")
+    doc["machine"]["date"], doc["machine"]["git_commit"] = "2026-02-03T04:05:06+00:00", "f" * 40
+    newer = tmp_path / "newer.json"
+    newer.write_text(json.dumps(doc))
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, str(REPORT), str(FIXTURES / "bench-small.json"), str(newer), "--out",
+                           str(out), "--no-charts"], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    (wrote,) = proc.stdout.splitlines()
+    page = out / "fixture-cpu-9000-fam25-model17-avx512.md"
+    assert wrote.count(page.name) == 1, wrote
+    assert "`ffffffffffff`" in page.read_text() and "`0123456789ab`" not in page.read_text()
+    assert "`0123456`" in (out / "README.md").read_text()                 # the table of every run

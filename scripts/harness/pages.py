@@ -18,9 +18,10 @@ def method(d: Data) -> str:
     size = (f"N fixed at {c['iters']:,}" if c.get("iters") else
             f"N calibrated per level so that a run lasts at least {c['min_time']:g} s (doubled on the Codon "
             "program; every compiled implementation of a level runs that same N, the interpreted ones their own)")
-    coverage = min((r["ci_coverage"] for r in d.results if r["status"] == "ok"), default=1.0)
-    weak = (f"; with {c['repeats']} runs an interval can only be [min, max], which covers the median with "
-            f"{coverage:.0%}" if coverage < 0.95 else "")
+    weakest = min((r for r in d.results if r["status"] == "ok"), key=lambda r: r["ci_coverage"], default=None)
+    weak = (f"; {weakest['impl']} {weakest['workload']} {weakest['level']} has {len(weakest['runs'])} runs, the most "
+            "it takes, so its interval can only be [min, max], which covers the median with "
+            f"{weakest['ci_coverage']:.0%}" if weakest and weakest["ci_coverage"] < 0.95 else "")
     if d.paired:
         return (f"Every pair was checked against the reference before timing, then timed {c['repeats']} times in "
                 f"rounds (seed {c['shuffle_seed']}), one process per run, {size}. Each round ran the levels in a "
