@@ -81,6 +81,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {', '.join(shown_path(p) for p in paths)}: no successful timing to report", file=sys.stderr)
         return 1
     runs.sort(key=lambda d: d.machine["date"], reverse=True)
+    latest: dict[str, Data] = {}                        # a machine's section and page: its latest run
+    for d in runs:
+        latest.setdefault(d.machine["slug"], d)
+    runs = list(latest.values())
     if problem := rawfile.unwritable(args.out):         # unwritable output: an error before anything is drawn
         print(f"error: {problem}", file=sys.stderr)
         return 1
