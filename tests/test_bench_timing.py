@@ -227,3 +227,18 @@ def test_median_interval_is_the_tightest_at_95_percent():
     assert (low, high) == (1.0, 5.0) and coverage == pytest.approx(0.9375)
     assert analysis.median_ci([7.0]) == (7.0, 7.0, 0.0)
     assert analysis.overlap((1, 2), (2, 3)) and not analysis.overlap((1, 2), (2.5, 3))
+
+
+def test_a_fixed_n_flag_reaches_only_its_own_kind_of_implementation():
+    """--iters (a fixed N for the compiled implementations) took torch.compile's registry N (Impl.iters) away,
+    so that a peer compiling for seconds a process was calibrated from N = 1, while --python-iters (for the
+    interpreted ones and the peers) left it alone. Each flag now reaches only its own kind."""
+    from harness import calibrate
+    peer = impls.Impl("slowpeer", ["slowpeer"], "peer", "a peer with a fixed N", ["v2"], iters=200)
+    port = impls.Impl("fixedport", ["fixedport"], "port", "a port with a fixed N", ["v2"], iters=300)
+    for flags, want in ((["--iters", "5"], (200, 5)), (["--python-iters", "7"], (7, 300))):
+        pairs = [state.Pair(peer, "softplus", "v2"), state.Pair(port, "softplus", "v2")]
+        for p in pairs:
+            p.status = state.PairStatus.VERIFIED
+        assert calibrate.calibrate_all(pairs, bench.parse_args(flags)) == [], flags   # nothing was calibrated
+        assert tuple(p.iters for p in pairs) == want, flags

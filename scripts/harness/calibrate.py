@@ -69,7 +69,7 @@ def calibrate_all(pairs: list[Pair], opts: argparse.Namespace) -> list[dict[str,
     live = [p for p in pairs if p.live]
     groups: dict[tuple[str, str], list[Pair]] = {}
     for p in live:
-        if p.impl.iters and not opts.iters:
+        if p.impl.iters and not (opts.iters if p.impl.compiled else opts.python_iters):
             p.iters = p.impl.iters                     # its registry N (Impl.iters), uncalibrated
         elif p.impl.compiled:
             groups.setdefault((p.workload, p.level), []).append(p)
