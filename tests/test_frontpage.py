@@ -38,7 +38,7 @@ def run() -> rundata.Data:
     doc = {"schema": rawfile.SCHEMA, "command": "bench.py",
            "machine": {"cpu": "Made-up CPU", "cpu_family": 6, "cpu_model": 1, "cores": 2, "avx512f": True,
                        "slug": "made-up", "git_commit": "0123456789abcdef", "date": "2026-12-06T00:00:00+00:00"},
-           "config": {"repeats": ROUNDS, "ops": 10_000},
+           "config": {"repeats": ROUNDS, "ops": 10_000, "min_time": 0.04, "shuffle_seed": 1},
            "implementations": [impl("codon", "codon"), impl("c"), impl("zig"), impl("rust"), impl("jax", "peer", False),
                                impl("python", compiled=False)],
            "results": results}

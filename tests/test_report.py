@@ -239,11 +239,17 @@ def test_a_missing_file_given_on_the_command_line_is_bad_usage(tmp_path):
 
 @pytest.mark.parametrize("content", [b"null", b"[1]", b"not json", b"\x1f\x8bcut short", b"\xff\xfe",
                                      json.dumps({"schema": 2}).encode(),
-                                     json.dumps({"schema": 2, "machine": {}, "implementations": 5}).encode()])
+                                     json.dumps({"schema": 2, "machine": {}, "implementations": 5}).encode(),
+                                     json.dumps({"schema": 2, "machine": {"slug": "x"}, "config": {},
+                                                 "implementations": [], "results": []}).encode(),
+                                     json.dumps({"kind": "sweep", "schema": 1, "machine": {}, "implementations": [],
+                                                 "config": {"repeats": 9, "min_time": 0.04, "threads": 2},
+                                                 "sizes": []}).encode()])
 def test_a_raw_file_that_is_not_a_runs_document_is_one_error_line_naming_it(tmp_path, content):
     """A raw file given on the command line whose JSON is not an object (null, a list), or a document of the
-    right schema without a run's keys, was an AttributeError or KeyError traceback, exit 1; bad JSON was an
-    error line naming no file. Each is bad input: exit 2 and one error line that names the file."""
+    right schema without a run's keys (a machine without its date, a sweep without sizes), was an
+    AttributeError, KeyError or IndexError traceback, exit 1; bad JSON was an error line naming no file. Each
+    is bad input: exit 2 and one error line that names the file."""
     raw = tmp_path / "run.json.gz"
     raw.write_bytes(content)
     for args in ([str(raw), "--out", str(tmp_path / "out")], ["--sweep", str(raw)]):

@@ -27,6 +27,11 @@ def shown_path(path: Path) -> str:
     return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
+# The keys of a raw file's machine and config that the report reads of every run.
+MACHINE_KEYS = ("slug", "cpu", "cores", "date", "git_commit")
+CONFIG_KEYS = ("repeats", "min_time", "shuffle_seed")
+
+
 class Data:
     """One raw file, indexed: implementations in order, ok results by (impl, workload, level)."""
 
@@ -37,6 +42,10 @@ class Data:
         self.doc, self.path = doc, path
         try:
             self.machine = doc["machine"]
+            for key in MACHINE_KEYS:                    # what every page and table of a run reads
+                self.machine[key]
+            for key in CONFIG_KEYS:
+                doc["config"][key]
             self.impls = {i["name"]: i for i in doc["implementations"]}
             self.results = doc["results"]
             self.ok = {(r["impl"], r["workload"], r["level"]): r for r in self.results

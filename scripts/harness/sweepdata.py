@@ -63,7 +63,11 @@ class Sweep:
             self.codon_best = {(e["level"], s["ops"]): e for s in doc["sizes"]
                                for e in s["codon_vs_best_port"].values()}
             self.labels = {i["name"]: i["label"] for i in doc["implementations"]}
-        except (KeyError, TypeError, AttributeError) as e:
+            for key in ("repeats", "min_time", "threads"):   # what the sentences read
+                self.config[key]
+            if not self.sizes:
+                raise IndexError("no sizes")
+        except (KeyError, TypeError, AttributeError, IndexError) as e:
             raise rawfile.malformed(shown_path(path), "a sweep's raw file", e) from None
 
     def names(self) -> list[str]:
