@@ -39,7 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness.contract import DEFAULT_SEED  # noqa: E402
+from harness.contract import DEFAULT_OPS, DEFAULT_SEED, VERIFY_ITERS  # noqa: E402
 from harness.options import (CI, FULL, iters_int, name_list, ops_int, positive_float, positive_int,  # noqa: E402
                              registry_file, seed_int, threads_int)
 from harness.session import bench, by_default  # noqa: E402
@@ -61,15 +61,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    f"--ci {','.join(CI.workloads)})")
     p.add_argument("--graph-levels", type=name_list, help="graph levels to run, of those --levels allows "
                    f"(default all; --ci {','.join(CI.graph_levels)})")
-    p.add_argument("--ops", type=ops_int, default=10_000, help="ops of the graph workload (default 10,000)")
+    p.add_argument("--ops", type=ops_int, default=DEFAULT_OPS, help=f"ops of the graph workload (default "
+                   f"{DEFAULT_OPS:,})")
     p.add_argument("--min-time", type=positive_float, help="seconds a timed run lasts at least: N is "
                    f"calibrated to it (default {FULL.min_time:g}; --ci {CI.min_time:g})")
     p.add_argument("--iters", type=iters_int, help="a fixed N for the compiled implementations instead "
                    "of calibrating")
     p.add_argument("--python-iters", type=iters_int, help="a fixed N for the interpreted ones (CPython, "
                    "peers) instead of calibrating")
-    p.add_argument("--verify-iters", type=iters_int, default=10_007,
-                   help="softplus samples of the check against the reference before timing (default 10,007)")
+    p.add_argument("--verify-iters", type=iters_int, default=VERIFY_ITERS,
+                   help=f"softplus samples of the check against the reference before timing (default "
+                        f"{VERIFY_ITERS:,})")
     p.add_argument("--repeats", type=positive_int, help=f"timed runs of each pair (default {FULL.repeats}; "
                    f"--ci {CI.repeats})")
     p.add_argument("--budget-pairs", type=positive_int, help="--ci: adjacent pairs of runs each budget is "

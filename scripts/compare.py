@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import ROOT, analysis, rawfile  # noqa: E402
 from harness.calibrate import calibration  # noqa: E402
-from harness.contract import DEFAULT_SEED, SUM_KEYS, record_of, tolerance  # noqa: E402
+from harness.contract import DEFAULT_OPS, DEFAULT_SEED, SUM_KEYS, disagreement, record_of, tolerance  # noqa: E402
 from harness.processes import checked_run, run_main  # noqa: E402
 from harness.options import name_list, ops_int, positive_float, positive_int, seed_int, threads_int  # noqa: E402
 from impls import ALL_LEVELS, WORKLOAD_LEVELS, WORKLOADS  # noqa: E402
@@ -74,10 +74,9 @@ def missing(program: list[str]) -> bool:
 
 
 def same_sums(a: dict, b: dict, workload: str, level: str, contract: bool) -> bool:
-    keys = SUM_KEYS[workload]
-    if not contract:
-        return all(a[k] == b[k] for k in keys)
-    return all(abs(a[k] - b[k]) <= tolerance(level) * max(abs(a[k]), abs(b[k]), 1e-300) for k in keys)
+    """Whether A's and B's sums are identical, or with `contract` within the level's tolerance."""
+    got, want = ([r[k] for k in SUM_KEYS[workload]] for r in (a, b))
+    return not disagreement(got, want, tolerance(level) if contract else 0.0, "B", workload)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pairs", type=positive_int, default=9, help="rounds of adjacent pairs (default 9)")
     p.add_argument("--min-time", type=positive_float, default=0.1,
                    help="seconds A's run lasts at least (default 0.1)")
-    p.add_argument("--ops", type=ops_int, default=10_000, help="graph ops (default 10,000)")
+    p.add_argument("--ops", type=ops_int, default=DEFAULT_OPS, help=f"graph ops (default {DEFAULT_OPS:,})")
     p.add_argument("--threads", type=threads_int, help="v4's --threads (default: the programs' own)")
     p.add_argument("--seed", type=seed_int, default=DEFAULT_SEED, help=f"input stream seed (default {DEFAULT_SEED})")
     p.add_argument("--shuffle-seed", type=int, help="seed of the run order (default: random, printed)")
@@ -145,13 +144,10 @@ def main(argv: list[str] | None = None) -> int:
           f"A = {opts.a}   B = {opts.b}   (shuffle seed {seed})")
     rows = []
     for cell in cells:
-        values = ratios[cell]
-        low, high, coverage = analysis.median_ci(values)
-        med = analysis.median(values)
-        read = "tie" if low <= 1.0 <= high else ("B faster" if high < 1.0 else "B slower")
-        print(f"  {cell[0]:<9} {cell[1]:<11} N={iters[cell]:<12,} {med:6.3f} [{low:.3f}, {high:.3f}]  {read}")
-        rows.append({"workload": cell[0], "level": cell[1], "iters": iters[cell], "ratios": values,
-                     "median": med, "interval": [low, high], "coverage": coverage, "read": read})
+        r = analysis.paired_reading(ratios[cell])
+        (low, high), read = r["interval"], {"tie": "tie", "faster": "B faster", "slower": "B slower"}[r["read"]]
+        print(f"  {cell[0]:<9} {cell[1]:<11} N={iters[cell]:<12,} {r['median']:6.3f} [{low:.3f}, {high:.3f}]  {read}")
+        rows.append({"workload": cell[0], "level": cell[1], "iters": iters[cell], **r, "read": read})
     for line in problems:
         print(f"FAILED   {line}")
     if opts.json:

@@ -57,6 +57,10 @@ def paired_ratios(a_runs: list[dict[str, Any]], a_iters: int, b_runs: list[dict[
             if r.get("round") in theirs and theirs[r["round"]] > 0 and key in r]
 
 
+# A paired reading of Codon's time over another's, as Codon's standing against it.
+STANDING = {"faster": "ahead", "tie": "tie", "slower": "behind"}
+
+
 def paired_reading(ratios: list[float]) -> dict[str, Any]:
     """The median of paired ratios, its 95% distribution-free interval, and what it reads as: a tie
     when the interval holds 1.0, else faster or slower."""

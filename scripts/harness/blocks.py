@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from harness import ROOT, frontpage, rawfile
-from harness.analysis import median
+from harness.analysis import STANDING, median
 from harness.rundata import TIE, Data, shown_path
 from harness.sweepdata import Sweep, sentences
 from harness.tables import (PAIRED, WALL, gpu_table, half_widths, normalized_table, ns_table, precision, reading,
@@ -16,7 +16,6 @@ from harness.tables import (PAIRED, WALL, gpu_table, half_widths, normalized_tab
 from impls import LEVEL_ORDER, WORKLOADS
 
 BLOCK = re.compile(r"<!-- report\.py: (?P<name>[\w-]+)(?: from (?P<raw>\S+))? -->\n.*?<!-- report\.py: end -->", re.S)
-READS = {"faster": "ahead", "tie": "tie", "slower": "behind"}
 
 
 # The ways to make this Python fast (README), as registry names, in the table's order.
@@ -48,7 +47,7 @@ def verdicts(d: Data) -> list[str]:
     for read in ("faster", "tie", "slower"):
         cells = [f"{e['workload']} {e['level']}" for e in d.codon_best.values()
                  if e["read"] == read]
-        out.append(f"{READS[read]}: {', '.join(cells) if cells else 'none'}")
+        out.append(f"{STANDING[read]}: {', '.join(cells) if cells else 'none'}")
     return ["Codon against the best port: " + "; ".join(out) + ".", ""]
 
 

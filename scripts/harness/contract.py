@@ -31,6 +31,8 @@ GRAPH_REFERENCE_LIMIT = 16          # samples of the graph reference (tens of ms
 DEFAULT_SEED = 42                   # contract §4: --seed's default, and the seed of the known answers (§G4)
 MAX_ITERS = 10**12                  # contract §4
 MAX_GRAPH_OPS = 1_000_000           # contract-graph §4: --ops M
+DEFAULT_OPS = 10_000                # contract-graph §4: --ops' default, the graph every run times
+VERIFY_ITERS = 10_007               # softplus samples of the check against the reference before timing
 MAX_THREADS = 1024                  # contract §4: --threads T
 # Contract-graph §G4, seed 42: (ops, samples) -> sum_loss, sum_grad_in, sum_grad_all, as harness/oracle.py
 # holds them (tests/test_graph_reference.py checks its table against docs/contract-graph.md's).

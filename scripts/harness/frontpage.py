@@ -67,7 +67,7 @@ def levels_of(d: Data, workload: str) -> list[str]:
 
 
 def read_of(e: dict[str, Any] | None) -> str:
-    return {"faster": "ahead", "tie": "tie", "slower": "behind"}[e["read"]] if e else ""
+    return analysis.STANDING[e["read"]] if e else ""
 
 
 def cells_text(cells: list[str]) -> str:

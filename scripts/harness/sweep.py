@@ -16,22 +16,22 @@ import machine
 from harness import ROOT, rawfile
 from harness.build import build_all, probe_graph
 from harness.calibrate import calibrate_all
+from harness.contract import VERIFY_ITERS
+from harness.options import FULL
 from harness.host import machine_info
 from harness.processes import log
 from harness.session import Run, begin, chosen, implementations, problems
 from harness.state import ImplState, ImplStatus, Pair, make_pairs
-from harness.sweepdata import GRAPH_BATCH
+from harness.sweepdata import FOLDER, GRAPH_BATCH, KIND, SCHEMA
 from harness.timing import compare_paired, short_runs, summarise, time_all
 from harness.verify import cross_check, verify_all
 from impls import WORKLOAD_LEVELS
 
 # The sizes of issue 51: from a tape that fits in any L1d to one of tens of MB, about three to a decade.
 SIZES = (100, 300, 1_000, 3_000, 10_000, 30_000, 100_000, 300_000, 1_000_000)
-# Fewer rounds than make bench's 70, so that nine sizes of every compiled program fit in about a quarter of an
-# hour on two cores (docs/benchmarking.md, The size sweep); 9 pairs still give a 95% interval of the median.
+# Fewer rounds than make bench's (FULL.repeats), so that nine sizes of every compiled program take minutes, not
+# hours (docs/benchmarking.md, The size sweep); 9 pairs still give a 95% interval of the median.
 REPEATS = 9
-SCHEMA = 1
-FOLDER = "sweep"                    # results/sweep/<machine slug>/<date>.json.gz
 # A program refusing a size whose tapes do not fit in the machine's memory (check_memory, contract-graph):
 # the pair is recorded as refused at that size, not as a failure.
 TOO_BIG = re.compile(r"exit status 2: error: the tapes of --ops \d+ need")
@@ -148,14 +148,14 @@ def document(host: dict[str, Any], most: int, states: list[ImplState], sizes: li
     host["load_average_end"] = [round(v, 2) for v in os.getloadavg()]
     host["seconds"] = round((dt.datetime.now(dt.timezone.utc) - started).total_seconds(), 1)
     return {
-        "generated_by": "scripts/sweep.py", "schema": SCHEMA, "kind": "sweep",
+        "generated_by": "scripts/sweep.py", "schema": SCHEMA, "kind": KIND,
         "command": shlex.join([Path(sys.argv[0]).name, *(argv if argv is not None else sys.argv[1:])]),
         "machine": host,
         "config": {"sizes": list(opts.sizes), "levels": list(opts.graph_levels), "min_time": opts.min_time,
                    "repeats": opts.repeats, "threads": most, "seed": opts.seed, "shuffle_seed": opts.shuffle_seed,
                    "timeout": opts.timeout, "iters": opts.iters,
                    "batch_floor": GRAPH_BATCH, "cpu_target": opts.cpu or "native",
-                   "rounds_note": f"{opts.repeats} paired rounds per size (make bench: 70)"},
+                   "rounds_note": f"{opts.repeats} paired rounds per size (make bench: {FULL.repeats})"},
         "implementations": implementations(states, opts),
         "sizes": sizes,
         "notes": [f"{s.impl.name} refuses --workload graph (exit 2): not swept" for s in states if s.graph == "no"]
@@ -166,7 +166,7 @@ def document(host: dict[str, Any], most: int, states: list[ImplState], sizes: li
 def defaults(opts: argparse.Namespace) -> argparse.Namespace:
     """The settings bench's stages read that a sweep fixes: the graph alone, no thread scan, calibrated N."""
     opts.workloads, opts.levels, opts.thread_scan = ["graph"], None, False
-    opts.python_iters, opts.verify_iters = None, 10_007
+    opts.python_iters, opts.verify_iters = None, VERIFY_ITERS
     opts.ci, opts.peers_by_default = False, False
     opts.graph_levels = opts.graph_levels or list(WORKLOAD_LEVELS["graph"])
     return opts

@@ -10,11 +10,15 @@ from typing import Any
 
 from harness import ROOT, analysis, rawfile
 from harness.oracle import graph_nodes
-from harness.rundata import peak_kb, shown_path
+from harness.rundata import TIE, peak_kb, shown_path
 from harness.tables import reading
 from impls import LEVELS, ranking_clock
 
-SCHEMA = 1                           # harness/sweep.py's SCHEMA (the file it writes)
+# A sweep's raw file, as harness/sweep.py writes it: results/FOLDER/<machine slug>/<date>.json.gz, with
+# "kind": KIND and "schema": SCHEMA (the layout of its keys, the one this module reads).
+SCHEMA = 1
+KIND = "sweep"
+FOLDER = "sweep"
 # Lanes of a v3/v4 tape: the Codon program's GRAPH_BATCH, read from its one definition.
 GRAPH_BATCH = int(re.search(r"^GRAPH_BATCH: Literal\[int\] = (\d+)$",
                             (ROOT / "graph" / "simd.codon").read_text(), re.M)[1])
@@ -50,7 +54,7 @@ class Sweep:
     """One sweep's raw file, indexed: ok results by (impl, level, ops); Codon over the best port by (level, ops)."""
 
     def __init__(self, doc: dict[str, Any], path: Path):
-        if doc.get("kind") != "sweep" or doc.get("schema") != SCHEMA:
+        if doc.get("kind") != KIND or doc.get("schema") != SCHEMA:
             raise ValueError(f"{shown_path(path)} is not a sweep's raw file of schema {SCHEMA}: rerun `make sweep`")
         self.doc, self.path = doc, path
         try:
@@ -182,7 +186,8 @@ def sentences(sw: Sweep) -> list[str]:
            f"{plural(len(sw.sizes), 'size')}, {span}; v4 at {plural(c['threads'], 'thread')}.", ""]
     out += [f"Where ns/op (median seconds / iters / ops, the timed region's wall time) first reaches twice its "
             f"value at {first:,} ops, and Codon's time over the best compiled port's (the one it fares worst "
-            "against; median of paired ratios from adjacent runs [95% interval], CPU time, v4 wall time; ≈: a tie):",
+            "against; median of paired ratios from adjacent runs [95% interval], CPU time, v4 wall time; "
+            f"{TIE}: a tie):",
             ""]
     at = [m for m in CODON_AT if m in sw.sizes] or [first, last]
     for lv in levels:
@@ -226,7 +231,7 @@ def footer(sw: Sweep) -> str:
 
 def latest(results: Path) -> Path:
     """The newest sweep raw file under results/sweep/<machine>/."""
-    found = sorted((p for d in (results / "sweep").glob("*/") for p in rawfile.runs(d)), key=lambda p: p.name)
+    found = sorted((p for d in (results / FOLDER).glob("*/") for p in rawfile.runs(d)), key=lambda p: p.name)
     if not found:
-        raise FileNotFoundError(f"no sweep under {results / 'sweep'}/<machine>/: run `make sweep` first")
+        raise FileNotFoundError(f"no sweep under {results / FOLDER}/<machine>/: run `make sweep` first")
     return found[-1]
