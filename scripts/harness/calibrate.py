@@ -1,4 +1,4 @@
-"""3. Calibrate N per (workload, level): doubled until one run lasts --min-time, on the Codon program for every
+"""4. Calibrate N per (workload, level): doubled until one run lasts --min-time, on the Codon program for every
 compiled implementation of the level (so their sums can be checked against each other); the interpreted ones
 calibrate their own N."""
 from __future__ import annotations

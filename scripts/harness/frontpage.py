@@ -56,8 +56,9 @@ def against(d: Data, other: str, workload: str, level: str) -> dict[str, Any] | 
 
 
 def best_of_all(d: Data, workload: str, level: str) -> tuple[str, dict[str, Any]] | None:
-    """The implementation Codon fares worst against at a level (the largest median of Codon's paired ratios,
-    as bench.py names the best port: analysis.hardest), among every other implementation timed at the run's ops."""
+    """The implementation Codon fares worst against at a level (the worst read of Codon's paired ratios, then
+    the largest median, as bench.py names the best port: analysis.hardest), among every other implementation
+    timed at the run's ops."""
     readings = [(n, e) for n in d.names(workload) if (e := against(d, n, workload, level))]
     return analysis.hardest(readings) if readings else None
 

@@ -117,7 +117,8 @@ def overhead_table(d: Data) -> list[str]:
 
 def threads_table(d: Data, workload: str = "softplus") -> list[str]:
     """v4 at each thread count: time, speed-up over the same implementation's v3, parallel efficiency, and the
-    process's CPU time over wall time (the threads it kept busy: a speed-up alone does not show that)."""
+    timed region's CPU time over its wall time (the threads it kept busy: a speed-up alone does not show that;
+    the CI's busy budget reads the whole process's instead)."""
     unit = d.unit(workload)
     rows = []
     for n, rs in d.scaling(workload).items():

@@ -1,5 +1,6 @@
-"""4. Time every verified pair in rounds, each round's order shuffled, one process per run; 6. summarise each
-pair (its median and 95% interval) and compare the pairs of a cell from their adjacent runs."""
+"""5. Time every verified pair in rounds, each round's order shuffled, one process per run; 7. summarise each
+pair (its median and 95% interval) and compare the pairs of a cell from their adjacent runs (the stages as
+scripts/bench.py numbers them)."""
 from __future__ import annotations
 
 import argparse
@@ -72,7 +73,7 @@ def time_all(pairs: list[Pair], opts: argparse.Namespace) -> None:
                 log(f"{prefix}  FAILED: {pair.reason} (not run again)")
                 continue
             pair.runs.append({**rec, "round": rnd})
-            left = sum(walls.values()) * (opts.repeats - rnd) * len(live) / max(1, len(walls))
+            left = (total - done) * sum(walls.values()) / len(walls)   # the runs to go, each a mean run
             eta = f"~{clock(left)} left" if rnd > 1 else "ETA after round 1"
             log(f"{prefix}  {rec['seconds']:8.3f} s {rec['ns_per_iter']:11.2f} ns/iter   "
                 f"elapsed {clock(time.monotonic() - started)}, {eta}")

@@ -1,4 +1,4 @@
-"""2. Verify every pair against the reference before timing it; 5. check the timed runs' sums after: against
+"""3. Verify every pair against the reference before timing it; 6. check the timed runs' sums after: against
 the reference where it is cheap, else against each other at the same N, within the contract's tolerances."""
 from __future__ import annotations
 
