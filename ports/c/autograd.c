@@ -51,6 +51,7 @@
 #include "cli/output.c"
 
 static const char *const VERSION_TEXT = "autograd (c) 0.1.0";
+/* The bounds and defaults are cli/args.c's macros, made strings by core/vmath.c's STR. */
 static const char *const HELP_TEXT =
     "usage: autograd [--level v0|v1|v2|v3|v4|fused|fused-simd|all] [--iters N] [--seed S]\n"
     "                [--threads T] [--json]\n"
@@ -70,10 +71,10 @@ static const char *const HELP_TEXT =
     "  --workload W softplus or graph (default softplus)\n"
     "  --level L    v0 naive, v1 pool, v2 tape, v3 simd, v4 threads, all (v0..v4,\n"
     "               the default), or a softplus baseline: fused, fused-simd\n"
-    "  --ops M      graph ops, 1..1000000 (default 10000; graph workload only)\n"
-    "  --iters N    samples, 1..10^12 (default 10000000; graph 10000)\n"
-    "  --seed S     input stream seed, 0..2^64-1 (default 42)\n"
-    "  --threads T  threads for v4, 1..1024 (default: the CPUs this process may use)\n"
+    "  --ops M      graph ops, 1.." STR(MAX_GRAPH_OPS) " (default " STR(DEFAULT_OPS) "; graph workload only)\n"
+    "  --iters N    samples, 1..10^12 (default " STR(DEFAULT_ITERS) "; graph " STR(DEFAULT_GRAPH_ITERS) ")\n"
+    "  --seed S     input stream seed, 0..2^64-1 (default " STR(DEFAULT_SEED) ")\n"
+    "  --threads T  threads for v4, 1.." STR(MAX_THREADS) " (default: the CPUs this process may use)\n"
     "  --json       one JSON object per line instead of the table\n"
     "  --eval X Y   f and its gradient at one point, through the softplus v2 tape";
 

@@ -15,7 +15,8 @@ from std.bit import pop_count
 from std.math import isfinite
 from core.ops import Sums
 from core.vmath import target_text
-from cli.args import parse, Options, EVAL, HELP, VERSION
+from cli.args import (parse, Options, EVAL, HELP, VERSION, MAX_THREADS, MAX_GRAPH_OPS, DEFAULT_ITERS,
+                      DEFAULT_GRAPH_ITERS, DEFAULT_OPS, DEFAULT_SEED)
 from cli.output import (emit, Result, GraphResult, text_header, text_line, json_line, graph_text_header,
                         graph_text_line, graph_json_line, eval_text, eval_json)
 from softplus.naive import run_v0
@@ -32,7 +33,11 @@ from graph.simd import run_graph_v3
 from graph.threads import run_graph_v4, tapes_bytes
 
 comptime VERSION_TEXT = "autograd (mojo) 0.1.0"
-comptime HELP_TEXT = """usage: autograd [--level v0|v1|v2|v3|v4|fused|fused-simd|all] [--iters N] [--seed S]
+
+
+def help_text() -> String:
+    """The --help text, its bounds and defaults cli/args.mojo's."""
+    return String("""usage: autograd [--level v0|v1|v2|v3|v4|fused|fused-simd|all] [--iters N] [--seed S]
                 [--threads T] [--json]
        autograd --workload graph [--level v0|v1|v2|v3|v4|all] [--ops M] [--iters N]
                 [--seed S] [--threads T] [--json]
@@ -50,12 +55,12 @@ optimization level and prints the time and the checksums. Workloads:
   --workload W softplus or graph (default softplus)
   --level L    v0 naive, v1 pool, v2 tape, v3 simd, v4 threads, all (v0..v4,
                the default), or a softplus baseline: fused, fused-simd
-  --ops M      graph ops, 1..1000000 (default 10000; graph workload only)
-  --iters N    samples, 1..10^12 (default 10000000; graph 10000)
-  --seed S     input stream seed, 0..2^64-1 (default 42)
-  --threads T  threads for v4, 1..1024 (default: the CPUs this process may use)
+  --ops M      graph ops, 1..""", MAX_GRAPH_OPS, " (default ", DEFAULT_OPS, """; graph workload only)
+  --iters N    samples, 1..10^12 (default """, DEFAULT_ITERS, "; graph ", DEFAULT_GRAPH_ITERS, """)
+  --seed S     input stream seed, 0..2^64-1 (default """, DEFAULT_SEED, """)
+  --threads T  threads for v4, 1..""", MAX_THREADS, """ (default: the CPUs this process may use)
   --json       one JSON object per line instead of the table
-  --eval X Y   f and its gradient at one point, through the softplus v2 tape"""
+  --eval X Y   f and its gradient at one point, through the softplus v2 tape""")
 
 
 def cpus_available() -> Int:
@@ -217,7 +222,7 @@ def main():
     try:
         var opts = parse(args, cpus_available())
         if opts.mode == HELP:
-            emit(HELP_TEXT)
+            emit(help_text())
         elif opts.mode == VERSION:
             emit(VERSION_TEXT)
             emit(target_text())

@@ -24,7 +24,8 @@ mod graph;
 use std::io::{self, Write};
 use std::time::Instant;
 
-use crate::cli::args::{parse, UsageError, Options, Mode};
+use crate::cli::args::{parse, UsageError, Options, Mode, MAX_THREADS, MAX_GRAPH_OPS, DEFAULT_ITERS, DEFAULT_GRAPH_ITERS,
+                       DEFAULT_OPS, DEFAULT_SEED};
 use crate::cli::output::{emit, RunResult, GraphResult, text_header, graph_text_header, text_line, graph_text_line,
                          json_line, graph_json_line, eval_text, eval_json};
 use crate::core::ops::Sums;
@@ -44,7 +45,10 @@ use crate::graph::simd::run_graph_v3;
 use crate::graph::threads::{run_graph_v4, tapes_bytes};
 
 const VERSION_TEXT: &str = "autograd (rust) 0.1.0";
-const HELP_TEXT: &str = "usage: autograd [--level v0|v1|v2|v3|v4|fused|fused-simd|all] [--iters N] [--seed S]
+
+/// The --help text, its bounds and defaults cli/args.rs's.
+fn help_text() -> String {
+    format!("usage: autograd [--level v0|v1|v2|v3|v4|fused|fused-simd|all] [--iters N] [--seed S]
                 [--threads T] [--json]
        autograd --workload graph [--level v0|v1|v2|v3|v4|all] [--ops M] [--iters N]
                 [--seed S] [--threads T] [--json]
@@ -62,12 +66,13 @@ optimization level and prints the time and the checksums. Workloads:
   --workload W softplus or graph (default softplus)
   --level L    v0 naive, v1 pool, v2 tape, v3 simd, v4 threads, all (v0..v4,
                the default), or a softplus baseline: fused, fused-simd
-  --ops M      graph ops, 1..1000000 (default 10000; graph workload only)
-  --iters N    samples, 1..10^12 (default 10000000; graph 10000)
-  --seed S     input stream seed, 0..2^64-1 (default 42)
-  --threads T  threads for v4, 1..1024 (default: the CPUs this process may use)
+  --ops M      graph ops, 1..{MAX_GRAPH_OPS} (default {DEFAULT_OPS}; graph workload only)
+  --iters N    samples, 1..10^12 (default {DEFAULT_ITERS}; graph {DEFAULT_GRAPH_ITERS})
+  --seed S     input stream seed, 0..2^64-1 (default {DEFAULT_SEED})
+  --threads T  threads for v4, 1..{MAX_THREADS} (default: the CPUs this process may use)
   --json       one JSON object per line instead of the table
-  --eval X Y   f and its gradient at one point, through the softplus v2 tape";
+  --eval X Y   f and its gradient at one point, through the softplus v2 tape")
+}
 
 unsafe extern "C" {
     fn sched_getaffinity(pid: i32, cpusetsize: usize, mask: *mut u64) -> i32;
@@ -256,7 +261,7 @@ fn real_main() -> Result<(), Failure> {
     let args: Vec<Vec<u8>> = std::env::args_os().skip(1).map(|a| a.into_vec()).collect();
     let opts = parse(&args, cpus_available())?;
     match opts.mode {
-        Mode::Help => emit(HELP_TEXT)?,
+        Mode::Help => emit(&help_text())?,
         Mode::Version => {
             emit(VERSION_TEXT)?;
             emit(&target_text())?

@@ -30,6 +30,12 @@ const Level = @import("cli/args.zig").Level;
 const Options = @import("cli/args.zig").Options;
 const Usage = @import("cli/args.zig").Usage;
 const parse = @import("cli/args.zig").parse;
+const MAX_THREADS = @import("cli/args.zig").MAX_THREADS;
+const MAX_GRAPH_OPS = @import("cli/args.zig").MAX_GRAPH_OPS;
+const DEFAULT_ITERS = @import("cli/args.zig").DEFAULT_ITERS;
+const DEFAULT_GRAPH_ITERS = @import("cli/args.zig").DEFAULT_GRAPH_ITERS;
+const DEFAULT_OPS = @import("cli/args.zig").DEFAULT_OPS;
+const DEFAULT_SEED = @import("cli/args.zig").DEFAULT_SEED;
 const Result = @import("cli/output.zig").Result;
 const GraphResult = @import("cli/output.zig").GraphResult;
 const text_header = @import("cli/output.zig").text_header;
@@ -42,7 +48,8 @@ const eval_text = @import("cli/output.zig").eval_text;
 const eval_json = @import("cli/output.zig").eval_json;
 
 const VERSION_TEXT = "autograd (zig) 0.1.0";
-const HELP_TEXT =
+// The --help text, its bounds and defaults cli/args.zig's.
+const HELP_TEXT = std.fmt.comptimePrint(
     \\usage: autograd [--level v0|v1|v2|v3|v4|fused|fused-simd|all] [--iters N] [--seed S]
     \\                [--threads T] [--json]
     \\       autograd --workload graph [--level v0|v1|v2|v3|v4|all] [--ops M] [--iters N]
@@ -61,14 +68,21 @@ const HELP_TEXT =
     \\  --workload W softplus or graph (default softplus)
     \\  --level L    v0 naive, v1 pool, v2 tape, v3 simd, v4 threads, all (v0..v4,
     \\               the default), or a softplus baseline: fused, fused-simd
-    \\  --ops M      graph ops, 1..1000000 (default 10000; graph workload only)
-    \\  --iters N    samples, 1..10^12 (default 10000000; graph 10000)
-    \\  --seed S     input stream seed, 0..2^64-1 (default 42)
-    \\  --threads T  threads for v4, 1..1024 (default: the CPUs this process may use)
+    \\  --ops M      graph ops, 1..{[MAX_GRAPH_OPS]d} (default {[DEFAULT_OPS]d}; graph workload only)
+    \\  --iters N    samples, 1..10^12 (default {[DEFAULT_ITERS]d}; graph {[DEFAULT_GRAPH_ITERS]d})
+    \\  --seed S     input stream seed, 0..2^64-1 (default {[DEFAULT_SEED]d})
+    \\  --threads T  threads for v4, 1..{[MAX_THREADS]d} (default: the CPUs this process may use)
     \\  --json       one JSON object per line instead of the table
     \\  --eval X Y   f and its gradient at one point, through the softplus v2 tape
     \\
-;
+, .{
+    .MAX_GRAPH_OPS = MAX_GRAPH_OPS,
+    .DEFAULT_OPS = DEFAULT_OPS,
+    .DEFAULT_ITERS = DEFAULT_ITERS,
+    .DEFAULT_GRAPH_ITERS = DEFAULT_GRAPH_ITERS,
+    .DEFAULT_SEED = DEFAULT_SEED,
+    .MAX_THREADS = MAX_THREADS,
+});
 
 /// CPUs in this process's affinity mask (what taskset or a container allows); std.Thread asks
 /// sched_getaffinity with room for 1024 CPUs.

@@ -8,12 +8,12 @@ const LEVELS: &[&str] = &["v0", "v1", "v2", "v3", "v4"]; // run by --level all, 
 const BASELINES: &[&str] = &["fused", "fused-simd"]; // run only when named (softplus workload)
 const WORKLOADS: &[&str] = &["softplus", "graph"]; // --workload, the first the default
 const MAX_ITERS: u64 = 1_000_000_000_000;
-const MAX_THREADS: u64 = 1024;
-const MAX_GRAPH_OPS: u64 = 1_000_000; // --ops (MAX_OPS is the softplus tape's)
-const DEFAULT_ITERS: u64 = 10_000_000; // softplus samples
-const DEFAULT_GRAPH_ITERS: u64 = 10_000; // graph samples (Rogozhnikov's 10,000 passes)
-const DEFAULT_OPS: usize = 10_000;
-const DEFAULT_SEED: u64 = 42;
+pub const MAX_THREADS: u64 = 1024;
+pub const MAX_GRAPH_OPS: u64 = 1_000_000; // --ops (MAX_OPS is the softplus tape's)
+pub const DEFAULT_ITERS: u64 = 10_000_000; // softplus samples
+pub const DEFAULT_GRAPH_ITERS: u64 = 10_000; // graph samples (Rogozhnikov's 10,000 passes)
+pub const DEFAULT_OPS: usize = 10_000;
+pub const DEFAULT_SEED: u64 = 42;
 const FLAGS: &[&str] = &["--workload", "--level", "--ops", "--iters", "--seed", "--threads", "--json", "--eval"];
 
 #[derive(Clone, Copy, PartialEq, Eq)]

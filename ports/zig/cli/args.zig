@@ -14,11 +14,11 @@ pub const Workload = enum { softplus, graph };
 const WORKLOADS = [_]Workload{ .softplus, .graph }; // --workload, the first the default
 const MAX_ITERS: u64 = 1_000_000_000_000;
 pub const MAX_THREADS = 1024; // --threads; also the length of v4's per-thread arrays (softplus and graph)
-const MAX_GRAPH_OPS: u64 = 1_000_000; // --ops (MAX_OPS is the softplus tape's)
-const DEFAULT_ITERS: u64 = 10_000_000; // softplus samples
-const DEFAULT_GRAPH_ITERS: u64 = 10_000; // graph samples (Rogozhnikov's 10,000 passes)
-const DEFAULT_OPS: usize = 10_000;
-const DEFAULT_SEED: u64 = 42;
+pub const MAX_GRAPH_OPS: u64 = 1_000_000; // --ops (MAX_OPS is the softplus tape's)
+pub const DEFAULT_ITERS: u64 = 10_000_000; // softplus samples
+pub const DEFAULT_GRAPH_ITERS: u64 = 10_000; // graph samples (Rogozhnikov's 10,000 passes)
+pub const DEFAULT_OPS: usize = 10_000;
+pub const DEFAULT_SEED: u64 = 42;
 const FLAGS = [_][]const u8{ "--workload", "--level", "--ops", "--iters", "--seed", "--threads", "--json", "--eval" };
 
 const Mode = enum { run, eval, help, version };
