@@ -127,6 +127,17 @@ static double parse_point(const char *flag, const char *text)
     return value;
 }
 
+/* The n names joined by ", " onto the end of out (size bytes in all), for the lists of names
+ * in the errors below. */
+static char *join_onto(char *out, size_t size, const char *const *names, int n)
+{
+    for (int k = 0; k < n; k++) {
+        size_t len = strlen(out);
+        snprintf(out + len, size - len, "%s%s", len > 0 ? ", " : "", names[k]);
+    }
+    return out;
+}
+
 /* The levels --level names; the graph workload has no baselines. */
 static void parse_level(Options *opts, const char *text)
 {
@@ -149,8 +160,11 @@ static void parse_level(Options *opts, const char *text)
             opts->n_levels = 1;
             return;
         }
-    usage_error("--level must be one of v0, v1, v2, v3, v4%s or all, got %s", softplus ? ", fused, fused-simd" : "",
-                shown(text));
+    char named[64] = "";
+    join_onto(named, sizeof named, LEVELS, N_LEVELS);
+    if (softplus)
+        join_onto(named, sizeof named, BASELINES, N_BASELINES);
+    usage_error("--level must be one of %s or all, got %s", named, shown(text));
 }
 
 static const char *parse_workload(const char *text)
@@ -158,7 +172,9 @@ static const char *parse_workload(const char *text)
     for (int k = 0; k < N_WORKLOADS; k++)
         if (strcmp(text, WORKLOADS[k]) == 0)
             return WORKLOADS[k];
-    usage_error("--workload must be one of softplus, graph, got %s", shown(text));
+    char named[64] = "";
+    usage_error("--workload must be one of %s, got %s", join_onto(named, sizeof named, WORKLOADS, N_WORKLOADS),
+                shown(text));
 }
 
 /* Whether flag is among the n flags seen. */
