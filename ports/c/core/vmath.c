@@ -45,6 +45,13 @@ static const char *target_text(void)
     return "target " AUTOGRAD_TARGET ", vector width " STR(WIDTH) " doubles: " VECTOR_NAME;
 }
 
+/* The end of the program when an allocation fails, wherever it is made. */
+__attribute__((noreturn)) static void out_of_memory(void)
+{
+    fputs("error: out of memory\n", stderr);
+    exit(1);
+}
+
 /* glibc's libmvec, at the widest vector the target CPU has. Its math.h declares the
  * SIMD variants only under -ffast-math, which would also reorder the scalar levels'
  * sums; so exp and log1p are declared again here, under other names and as SIMD

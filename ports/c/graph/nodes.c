@@ -94,10 +94,8 @@ static inline GraphNode *node_graph_take(NodeGraph *g, int kind, double val, dou
         if (g->len == g->cap) {
             g->cap = g->cap > 0 ? 2 * g->cap : 1024;
             g->nodes = realloc(g->nodes, (size_t)g->cap * sizeof *g->nodes);
-            if (g->nodes == NULL) {
-                fputs("error: out of memory\n", stderr);
-                exit(1);
-            }
+            if (g->nodes == NULL)
+                out_of_memory();
         }
         g->nodes[g->len++] = graph_node_new(kind, val, saved, a, b, c, d);
     } else {

@@ -104,9 +104,7 @@ static inline double softmax4_avg(double o0, double o1, double o2, double o3, do
 static void *graph_alloc(size_t align, size_t bytes)
 {
     void *p = align > 0 ? aligned_alloc(align, bytes) : malloc(bytes);
-    if (p == NULL) {
-        fputs("error: out of memory\n", stderr);
-        exit(1);
-    }
+    if (p == NULL)
+        out_of_memory();
     return p;
 }

@@ -21,10 +21,8 @@ static void node_set(Node *node, int kind, double leaf_val, Node *a, Node *b);
 static Node *node_new(int kind, double leaf_val, Node *a, Node *b)
 {
     Node *node = malloc(sizeof *node);
-    if (node == NULL) {
-        fputs("error: out of memory\n", stderr);
-        exit(1);
-    }
+    if (node == NULL)
+        out_of_memory();
     node_set(node, kind, leaf_val, a, b);
     return node;
 }

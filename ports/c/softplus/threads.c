@@ -8,10 +8,8 @@ static Sums run_v4(uint64_t seed, int64_t n, int threads)
     int64_t nb = n_batches(n);
     int team = team_size(threads, nb);
     Sums *partial = malloc((size_t)team * sizeof *partial);
-    if (partial == NULL) {
-        fputs("error: out of memory\n", stderr);
-        exit(1);
-    }
+    if (partial == NULL)
+        out_of_memory();
 #pragma omp parallel for num_threads(team) schedule(static, 1)
     for (int t = 0; t < team; t++)
         partial[t] = run_batches(seed, n, t * nb / team, (t + 1) * nb / team);

@@ -35,13 +35,18 @@ def target_text() -> String:
     return String("target ", TARGET, ", vector width ", WIDTH, " doubles: ", VECTOR_NAME)
 
 
+def out_of_memory():
+    """The end of the program when an allocation fails, wherever it is made."""
+    print("error: out of memory", file=stderr)
+    exit(1)
+
+
 def alloc_lanes(n: Int) -> F64Ptr:
     """Room for n doubles starting on a cache line (n * 8 rounded up to ALIGN bytes)."""
     var bytes = (n * 8 + ALIGN - 1) // ALIGN * ALIGN
     var p = external_call["aligned_alloc", F64Ptr](ALIGN, bytes)
     if Int(p) == 0:
-        print("error: out of memory", file=stderr)
-        exit(1)
+        out_of_memory()
     return p
 
 

@@ -7,8 +7,9 @@
 from core.ops import NULL
 from std.ffi import external_call
 from std.memory import Pointer
-from std.sys import exit, stderr, size_of
+from std.sys import size_of
 from core.ops import exp_neg_abs, softplus_e, sigmoid_e
+from core.vmath import out_of_memory
 from graph.recipe import (GRAPH_LEAF, GRAPH_SOFTPLUS, GRAPH_SUM4, GRAPH_PROD, GRAPH_SOFTMAX4, N_INPUTS, GraphSums,
                           GraphBuilder, softmax4, softmax4_avg, graph_alloc, graph_free)
 
@@ -104,8 +105,7 @@ struct NodeGraph(GraphBuilder, Movable):
                 self.nodes = external_call["realloc", Pointer[GraphNodePtr, MutUntrackedOrigin]](
                     self.nodes, self.cap * size_of[GraphNodePtr]())
                 if Int(self.nodes) == 0:
-                    print("error: out of memory", file=stderr)
-                    exit(1)
+                    out_of_memory()
             self.nodes[unsafe_offset=self.len] = graph_node_new(kind, val, saved, a, b, c, d)
             self.len += 1
         else:

@@ -4,8 +4,9 @@
 
 from std.ffi import external_call
 from std.memory import Pointer
-from std.sys import exit, stderr, size_of
+from std.sys import size_of
 from core.ops import exp
+from core.vmath import out_of_memory
 from core.rng import draw, unit
 
 # The graph workload's op kinds, defined here once for every graph level; GRAPH_ keeps them
@@ -123,8 +124,7 @@ def graph_alloc[T: AnyType](align: Int, count: Int) -> Pointer[T, MutUntrackedOr
     else:
         p = external_call["malloc", Pointer[T, MutUntrackedOrigin]](max(bytes, 1))
     if Int(p) == 0:
-        print("error: out of memory", file=stderr)
-        exit(1)
+        out_of_memory()
     return p
 
 

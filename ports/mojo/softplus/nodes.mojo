@@ -6,8 +6,9 @@
 
 from std.ffi import external_call
 from std.memory import Pointer
-from std.sys import exit, stderr, size_of
+from std.sys import size_of
 from core.ops import softplus, sigmoid
+from core.vmath import out_of_memory
 
 # The softplus workload's op kinds, defined here once for every level (the tapes of
 # v2-v4 record SUM, PROD and SOFTPLUS).
@@ -42,8 +43,7 @@ def node_new(kind: Int, leaf_val: Float64, a: NodePtr, b: NodePtr, count: Int = 
     room for that many, the first made: the v1 pool's block.)"""
     var node = external_call["malloc", NodePtr](count * size_of[Node]())
     if Int(node) == 0:
-        print("error: out of memory", file=stderr)
-        exit(1)
+        out_of_memory()
     node[].set(kind, leaf_val, a, b)
     return node
 
